@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "config.h"
+#include "sorter.h"
+#include "child.h"
+#include "memcache.h"
+#include "nodeset.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+struct zs_sorter {
+	struct zs_policy policy;
+	enum zs_sorter_kind backend;
+	char why[ZS_ERRLEN];
+	struct bitmask *targets;
+	struct zs_memcache *mc;
+	int nmc;
+};
+
+const char *zs_outcome_name(enum zs_outcome o)
+{
+	switch (o) {
+	case ZS_SORTED: return "sorted";
+	case ZS_RECENT: return "recent";
+	case ZS_BUSY: return "busy";
+	case ZS_FAILED: return "failed";
+	case ZS_NOSORTER: return "nosorter";
+	}
+	return "?";
+}
+
+static void kernel_path(const struct zs_sorter *s, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/nodeid", s->policy.sysfs);
+}
+
+static void compact_path(const struct zs_sorter *s, int node, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/node%d/compact", s->policy.node_sysfs, node);
+}
+
+static int first_target(const struct zs_sorter *s)
+{
+	for (int n = 0; n <= zs_nodeset_max(); n++)
+		if (numa_bitmask_isbitset(s->targets, (unsigned)n))
+			return n;
+	return 0;
+}
+
+/* Loads the kernel module the site named, passing it the cache geometry
+ * hwloc found so it never has to guess (Intel's module ignores them). */
+static void load_module(struct zs_sorter *s)
+{
+	char size_arg[64] = "", ways_arg[32] = "", out[512], err[ZS_ERRLEN];
+	const struct zs_memcache *mc = s->nmc ? &s->mc[0] : NULL;
+	char *argv[6];
+	int argc = 0, rc;
+
+	argv[argc++] = "modprobe";
+	argv[argc++] = s->policy.modprobe;
+	if (mc && mc->size) {
+		snprintf(size_arg, sizeof(size_arg), "cache_size=%llu", (unsigned long long)mc->size);
+		argv[argc++] = size_arg;
+	}
+	if (mc && mc->ways > 0) {
+		snprintf(ways_arg, sizeof(ways_arg), "ways=%d", mc->ways);
+		argv[argc++] = ways_arg;
+	}
+	argv[argc] = NULL;
+	rc = zs_run("/sbin/modprobe", argv, 10000, out, sizeof(out), err);
+	if (rc != 0) {
+		out[strcspn(out, "\n")] = '\0';
+		snprintf(s->why, sizeof(s->why), "modprobe %s failed: %s", s->policy.modprobe,
+			 rc < 0 ? err : out);
+	}
+}
+
+static void resolve_backend(struct zs_sorter *s)
+{
+	enum zs_sorter_kind want = s->policy.sorter;
+	char path[PATH_MAX + 32];
+
+	s->why[0] = '\0';
+	if (want == ZS_SORTER_NONE) {
+		s->backend = ZS_SORTER_NONE;
+		snprintf(s->why, sizeof(s->why), "sorter=none");
+		return;
+	}
+	if (want == ZS_SORTER_AUTO || want == ZS_SORTER_KERNEL) {
+		kernel_path(s, path, sizeof(path));
+		if (access(path, F_OK) && strcmp(s->policy.modprobe, "no"))
+			load_module(s);
+		if (!access(path, F_OK)) {
+			s->backend = ZS_SORTER_KERNEL;
+			return;
+		}
+		if (!s->why[0])
+			snprintf(s->why, sizeof(s->why), "no kernel zonesort interface (%s)", path);
+		if (want == ZS_SORTER_KERNEL) {
+			s->backend = ZS_SORTER_NONE;
+			return;
+		}
+	}
+	compact_path(s, first_target(s), path, sizeof(path));
+	if (!access(path, F_OK)) {
+		s->backend = ZS_SORTER_COMPACT;
+		return;
+	}
+	size_t used = strlen(s->why);
+
+	snprintf(s->why + used, sizeof(s->why) - used, "%sno compaction interface (%s)",
+		 used ? "; " : "", path);
+	s->backend = ZS_SORTER_NONE;
+}
+
+int zs_sorter_open(const struct zs_policy *p, struct zs_sorter **out, char *err)
+{
+	struct zs_sorter *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return zs_fail(err, "out of memory");
+	s->policy = *p;
+	if (zs_memcache_discover(p, &s->mc, &s->nmc, err))
+		goto fail;
+	s->targets = zs_nodeset_targets(p->nodes, s->mc, s->nmc, err);
+	if (!s->targets)
+		goto fail;
+	resolve_backend(s);
+	*out = s;
+	return 0;
+fail:
+	free(s->mc);
+	free(s);
+	return -1;
+}
+
+void zs_sorter_close(struct zs_sorter *s)
+{
+	if (!s)
+		return;
+	if (s->targets)
+		numa_bitmask_free(s->targets);
+	free(s->mc);
+	free(s);
+}
+
+enum zs_sorter_kind zs_sorter_backend(const struct zs_sorter *s)
+{
+	return s->backend;
+}
+
+const char *zs_sorter_why(const struct zs_sorter *s)
+{
+	return s->why;
+}
+
+const char *zs_sorter_targets(const struct zs_sorter *s, char *buf, unsigned len)
+{
+	return zs_nodeset_format(s->targets, buf, len);
+}
+
+/* Writes text to a sysfs attribute. O_NONBLOCK keeps a test's FIFO from
+ * blocking us; it means nothing to sysfs. */
+static int write_attr(const char *path, const char *text, int *err_no)
+{
+	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	size_t len = strlen(text);
+	ssize_t w;
+
+	if (fd < 0) {
+		*err_no = errno;
+		return -1;
+	}
+	w = write(fd, text, len);
+	*err_no = errno;
+	if (close(fd) && w == (ssize_t)len) {
+		*err_no = errno;
+		return -1;
+	}
+	if (w != (ssize_t)len) {
+		if (w >= 0)
+			*err_no = EIO;
+		return -1;
+	}
+	return 0;
+}
+
+static void sort_kernel(struct zs_sorter *s, struct zs_node_result *r)
+{
+	char path[PATH_MAX + 32], text[16];
+	int e;
+
+	kernel_path(s, path, sizeof(path));
+	snprintf(text, sizeof(text), "%d\n", r->node);
+	if (!write_attr(path, text, &e)) {
+		r->outcome = ZS_SORTED;
+		return;
+	}
+	if (e == EBUSY) {
+		r->outcome = ZS_BUSY;
+		snprintf(r->msg, sizeof(r->msg),
+			 "%s: busy (another sort runs, or the module's sort_interval timer sorts on its own)", path);
+	} else if (e == EINVAL) {
+		r->outcome = ZS_FAILED;
+		snprintf(r->msg, sizeof(r->msg), "%s: node %d refused (offline or out of range)", path,
+			 r->node);
+	} else {
+		r->outcome = ZS_FAILED;
+		snprintf(r->msg, sizeof(r->msg), "%s: write of node %d failed: %s", path, r->node,
+			 strerror(e));
+	}
+}
+
+static void sort_compact(struct zs_sorter *s, struct zs_node_result *r)
+{
+	char path[PATH_MAX + 32];
+	int e;
+
+	compact_path(s, r->node, path, sizeof(path));
+	if (!write_attr(path, "1\n", &e)) {
+		r->outcome = ZS_SORTED;
+		return;
+	}
+	r->outcome = ZS_FAILED;
+	snprintf(r->msg, sizeof(r->msg), "%s: %s", path, strerror(e));
+}
+
+static long long boottime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void stamp_path(const struct zs_sorter *s, int node, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/node%d.last", s->policy.statedir, node);
+}
+
+static long long last_sorted_ns(const struct zs_sorter *s, int node)
+{
+	char path[PATH_MAX + 32];
+	long long v = -1;
+	FILE *f;
+
+	stamp_path(s, node, path, sizeof(path));
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static void stamp(const struct zs_sorter *s, int node)
+{
+	char path[PATH_MAX + 32];
+	FILE *f;
+
+	stamp_path(s, node, path, sizeof(path));
+	f = fopen(path, "we");
+	if (f) {
+		fprintf(f, "%lld\n", boottime_ns());
+		fclose(f);
+	}
+}
+
+/* Nodes are sorted one writer at a time per machine. A held lock means a
+ * sort is running right now: the node will be freshly sorted when it ends,
+ * so we do not wait for it. */
+static int take_lock(const struct zs_sorter *s, int *fd, char *msg, size_t len)
+{
+	char path[PATH_MAX + 32];
+
+	if (mkdir(s->policy.statedir, 0755) && errno != EEXIST) {
+		snprintf(msg, len, "cannot create %s: %s", s->policy.statedir, strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/lock", s->policy.statedir);
+	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (*fd < 0) {
+		snprintf(msg, len, "cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (flock(*fd, LOCK_EX | LOCK_NB)) {
+		snprintf(msg, len, "another zonesort is sorting this machine now");
+		close(*fd);
+		return 1;
+	}
+	return 0;
+}
+
+static void drop_caches(struct zs_sorter *s, zs_node_report_fn report, void *ctx)
+{
+	int e;
+
+	if (!write_attr("/proc/sys/vm/drop_caches", "3\n", &e))
+		return;
+	if (report) {
+		struct zs_node_result r = { .node = -1, .outcome = ZS_FAILED };
+
+		snprintf(r.msg, sizeof(r.msg), "drop_caches failed: %s", strerror(e));
+		report(ctx, &r);
+	}
+	(void)s;
+}
+
+static void count(struct zs_tally *t, const struct zs_node_result *r)
+{
+	switch (r->outcome) {
+	case ZS_SORTED: t->sorted++; break;
+	case ZS_RECENT: t->recent++; break;
+	case ZS_BUSY: t->busy++; break;
+	case ZS_FAILED: t->failed++; break;
+	case ZS_NOSORTER: break;
+	}
+	t->seconds += r->seconds;
+}
+
+int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *tally,
+		   zs_node_report_fn report, void *ctx)
+{
+	char msg[ZS_ERRLEN] = "";
+	int lockfd = -1, locked, failed = 0;
+	bool dropped = false;
+
+	tally->rounds++;
+	if (s->backend == ZS_SORTER_NONE) {
+		struct zs_node_result r = { .node = -1, .outcome = ZS_NOSORTER };
+
+		snprintf(r.msg, sizeof(r.msg), "%s", s->why);
+		if (report)
+			report(ctx, &r);
+		return 0;
+	}
+	locked = take_lock(s, &lockfd, msg, sizeof(msg));
+	for (int n = 0; n <= zs_nodeset_max(); n++) {
+		struct zs_node_result r = { .node = n };
+		long long last;
+
+		if (!numa_bitmask_isbitset(s->targets, (unsigned)n))
+			continue;
+		if (locked) {
+			r.outcome = locked > 0 ? ZS_BUSY : ZS_FAILED;
+			snprintf(r.msg, sizeof(r.msg), "%s", msg);
+		} else if ((last = last_sorted_ns(s, n)) >= 0 &&
+			   boottime_ns() - last < (long long)min_interval * 1000000000LL) {
+			r.outcome = ZS_RECENT;
+			snprintf(r.msg, sizeof(r.msg), "sorted %.1f s ago, less than %u s",
+				 (boottime_ns() - last) / 1e9, min_interval);
+		} else {
+			double t0 = zs_now();
+
+			if (s->backend == ZS_SORTER_COMPACT && s->policy.drop_caches && !dropped) {
+				drop_caches(s, report, ctx);
+				dropped = true;
+			}
+			if (s->backend == ZS_SORTER_KERNEL)
+				sort_kernel(s, &r);
+			else
+				sort_compact(s, &r);
+			r.seconds = zs_now() - t0;
+			if (r.outcome == ZS_SORTED)
+				stamp(s, n);
+		}
+		if (r.outcome == ZS_FAILED)
+			failed = 1;
+		count(tally, &r);
+		if (report)
+			report(ctx, &r);
+	}
+	if (!locked)
+		close(lockfd);
+	return failed ? -1 : 0;
+}
+
+const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len)
+{
+	snprintf(buf, len, "%u sort%s, %u skipped (recent), %u busy, %u failed, %.3f s",
+		 t->sorted, t->sorted == 1 ? "" : "s", t->recent, t->busy, t->failed, t->seconds);
+	return buf;
+}
+
+const char *zs_tally_format(const struct zs_tally *t, char *buf, unsigned len)
+{
+	snprintf(buf, len, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%.6f",
+		 t->rounds, t->sorted, t->recent, t->busy, t->failed, t->seconds);
+	return buf;
+}
+
+int zs_tally_parse(const char *line, struct zs_tally *t)
+{
+	struct zs_tally v;
+	int end = 0;
+
+	if (sscanf(line, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%lf%n",
+		   &v.rounds, &v.sorted, &v.recent, &v.busy, &v.failed, &v.seconds, &end) != 6 ||
+	    (line[end] && line[end] != '\n'))
+		return -1;
+	*t = v;
+	return 0;
+}

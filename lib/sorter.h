@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Sorting the free lists of NUMA nodes through the best backend a node has:
+ * the kernel zonesort interface (Intel's zonesort_module or this project's
+ * module), compaction, or none. One writer at a time per machine, and a node
+ * is never sorted again sooner than the caller's minimum interval. */
+#ifndef ZS_SORTER_H
+#define ZS_SORTER_H
+
+#include "errbuf.h"
+#include "policy.h"
+
+enum zs_outcome {
+	ZS_SORTED,	/* the backend sorted the node */
+	ZS_RECENT,	/* skipped: sorted less than the minimum interval ago */
+	ZS_BUSY,	/* skipped: another sort runs, or the kernel module sorts on its own timer */
+	ZS_FAILED,	/* the backend refused or failed */
+	ZS_NOSORTER,	/* no backend on this machine */
+};
+
+struct zs_node_result {
+	int node;
+	enum zs_outcome outcome;
+	double seconds;
+	char msg[ZS_ERRLEN];
+};
+
+/* Totals over one or more rounds. */
+struct zs_tally {
+	unsigned rounds, sorted, recent, busy, failed;
+	double seconds;
+};
+
+struct zs_sorter;
+
+/* Resolves the backend and the target nodes. Fails only on bad policy (a
+ * node list naming absent nodes, an unusable statedir); a machine without a
+ * sorter gets backend "none" and zs_sorter_why says why. */
+int zs_sorter_open(const struct zs_policy *p, struct zs_sorter **out, char *err);
+void zs_sorter_close(struct zs_sorter *s);
+
+enum zs_sorter_kind zs_sorter_backend(const struct zs_sorter *s);
+const char *zs_sorter_why(const struct zs_sorter *s);
+const char *zs_sorter_targets(const struct zs_sorter *s, char *buf, unsigned len);
+
+typedef void (*zs_node_report_fn)(void *ctx, const struct zs_node_result *r);
+
+/* Sorts every target node once, skipping nodes sorted less than
+ * min_interval seconds ago. Adds to *tally; calls report (if not NULL) for
+ * each node. Never blocks on another writer: if the lock is held the round
+ * is counted as busy. Returns 0, or -1 if any node failed. */
+int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *tally,
+		   zs_node_report_fn report, void *ctx);
+
+const char *zs_outcome_name(enum zs_outcome o);
+
+/* "3 sorts, 1 skipped (recent), 0 busy, 0 failed, 0.012 s" */
+const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len);
+
+/* One machine-readable line, the periodic helper's report format:
+ * "rounds=3 sorted=3 recent=0 busy=0 failed=0 seconds=0.012000". */
+const char *zs_tally_format(const struct zs_tally *t, char *buf, unsigned len);
+int zs_tally_parse(const char *line, struct zs_tally *t);
+
+#endif

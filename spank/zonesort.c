@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * zonesort.so: a SPANK plugin that sorts the free lists of a node's memory
+ * before each job and step, and every n seconds during a step when the user
+ * asks (--zonesort=off|on|<n>), so consecutive page allocations land in
+ * distinct slots of a direct-mapped memory-side cache.
+ *
+ * The entry points only dispatch on spank_context(): validation happens in
+ * srun/sbatch/salloc, sorting as root in the job prolog and in slurmstepd.
+ * The periodic sorting is a separate process ("zonesort run") that this
+ * plugin starts after the step's first sort and stops when its tasks end.
+ */
+#include "config.h"
+#include "child.h"
+#include "errbuf.h"
+#include "policy.h"
+#include "sorter.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <slurm/spank.h>
+
+SPANK_PLUGIN(zonesort, 1);
+
+/* Slurm's special step ids (slurm.h). */
+#define STEP_EXTERN 0xfffffffcU
+#define STEP_BATCH 0xfffffffbU
+#define STEP_INTERACTIVE 0xfffffffaU
+
+/* How long the end of a step may wait for the periodic helper. */
+#define HELPER_TERM_MS 300
+#define HELPER_KILL_MS 1000
+
+static struct zs_policy policy;
+static int policy_argc;
+static char **policy_argv;
+
+static struct zs_request request;
+static bool request_given;
+
+/* Per step, in slurmstepd. */
+static struct {
+	uint32_t job, step;
+	struct zs_tally tally;
+	const char *backend;
+	char unavailable[ZS_ERRLEN];
+	pid_t helper;
+	int helper_out;
+	char helper_errors[3][ZS_ERRLEN];
+	unsigned nhelper_errors;
+	struct zs_tally helper_tally;	/* the helper's last totals line */
+	uint32_t tasks, tasks_exited;
+	bool sorted;
+} step = { .helper = -1, .helper_out = -1 };
+
+static int option_cb(int val, const char *optarg, int remote);
+
+static char option_usage[256];
+static struct spank_option zonesort_option = {
+	"zonesort", "off|on|SECONDS", option_usage, 1, 0, option_cb,
+};
+
+static int option_cb(int val, const char *optarg, int remote)
+{
+	char err[ZS_ERRLEN];
+	struct zs_request r;
+
+	(void)val;
+	if (zs_request_parse(&policy, optarg, &r, err)) {
+		if (!remote) {
+			slurm_error("zonesort: %s", err);
+			return -1;
+		}
+		/* srun already validated it; a value that fails here came from a
+		 * changed site policy or a forged environment. Never fail the
+		 * step for it. */
+		slurm_error("zonesort: %s; using the site default", err);
+		return 0;
+	}
+	request = r;
+	request_given = true;
+	return 0;
+}
+
+static const char *node_name(void)
+{
+	static char host[256];
+	const char *n = getenv("SLURMD_NODENAME");
+
+	if (n && *n)
+		return n;
+	if (gethostname(host, sizeof(host) - 1))
+		strcpy(host, "?");
+	return host;
+}
+
+static int load_policy(int ac, char **av)
+{
+	char err[ZS_ERRLEN];
+
+	zs_policy_defaults(&policy);
+	if (zs_policy_parse(&policy, ac, av, err)) {
+		slurm_error("zonesort: plugstack.conf: %s", err);
+		return -1;
+	}
+	policy_argc = ac;
+	policy_argv = av;
+	return 0;
+}
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	spank_context_t ctx = spank_context();
+
+	if (load_policy(ac, av))
+		return -1;
+	if (ctx == S_CTX_SLURMD)
+		return 0;
+	snprintf(option_usage, sizeof(option_usage),
+		 "Sort free memory before the job: on, off%s, or a period in seconds (%u-%u) to also sort during each step. Default: %s.",
+		 policy.allow_off ? "" : " (not allowed here)", policy.min_period, ZS_MAX_PERIOD,
+		 policy.dflt.mode == ZS_MODE_OFF ? "off" : policy.dflt.mode == ZS_MODE_ON ? "on" : "periodic");
+	if (spank_option_register(sp, &zonesort_option) != ESPANK_SUCCESS) {
+		slurm_error("zonesort: cannot register --zonesort");
+		return -1;
+	}
+	return 0;
+}
+
+static struct zs_request effective_request(void)
+{
+	return request_given ? request : policy.dflt;
+}
+
+static void note_node(void *ctx, const struct zs_node_result *r)
+{
+	(void)ctx;
+	if (r->outcome == ZS_NOSORTER)
+		snprintf(step.unavailable, sizeof(step.unavailable), "%s", r->msg);
+	else if (r->outcome == ZS_FAILED || r->outcome == ZS_BUSY)
+		slurm_info("zonesort: job %u: node %d %s: %s", step.job, r->node,
+			   zs_outcome_name(r->outcome), r->msg);
+}
+
+/* Sorts now; every failure is logged and absorbed: a missing or broken
+ * sorter never fails a job. */
+static struct zs_sorter *sort_now(unsigned min_interval)
+{
+	char err[ZS_ERRLEN];
+	struct zs_sorter *s;
+
+	if (zs_sorter_open(&policy, &s, err)) {
+		slurm_error("zonesort: job %u: %s", step.job, err);
+		return NULL;
+	}
+	step.backend = zs_sorter_kind_name(zs_sorter_backend(s));
+	zs_sorter_sort(s, min_interval, &step.tally, note_node, NULL);
+	step.sorted = true;
+	return s;
+}
+
+static void log_summary(const char *where, const struct zs_request *r)
+{
+	char req[32], tally[160];
+
+	zs_request_describe(r, req, sizeof(req));
+	if (r->mode == ZS_MODE_OFF && !step.sorted)
+		slurm_info("zonesort: job %u %s on %s: zonesort=off, no sort", step.job, where,
+			   node_name());
+	else if (step.unavailable[0])
+		slurm_info("zonesort: job %u %s on %s: zonesort=%s, sorting unavailable: %s", step.job,
+			   where, node_name(), req, step.unavailable);
+	else {
+		struct zs_tally t = step.tally;
+
+		t.rounds += step.helper_tally.rounds;
+		t.sorted += step.helper_tally.sorted;
+		t.recent += step.helper_tally.recent;
+		t.busy += step.helper_tally.busy;
+		t.failed += step.helper_tally.failed;
+		t.seconds += step.helper_tally.seconds;
+		slurm_info("zonesort: job %u %s on %s: zonesort=%s, %s, backend %s", step.job, where,
+			   node_name(), req, zs_tally_describe(&t, tally, sizeof(tally)),
+			   step.backend ? step.backend : "none");
+	}
+}
+
+/* --- job prolog: once per node per job, as root ----------------------- */
+
+int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
+{
+	char *optarg = NULL;
+	struct zs_request r;
+
+	if (load_policy(ac, av))
+		return 0;
+	spank_get_item(sp, S_JOB_ID, &step.job);
+	r = policy.dflt;
+	if (spank_option_getopt(sp, &zonesort_option, &optarg) == ESPANK_SUCCESS) {
+		char err[ZS_ERRLEN];
+
+		if (zs_request_parse(&policy, optarg, &r, err)) {
+			slurm_error("zonesort: job %u: %s; using the site default", step.job, err);
+			r = policy.dflt;
+		}
+	}
+	if (r.mode != ZS_MODE_OFF)
+		zs_sorter_close(sort_now(policy.min_period));
+	log_summary("prolog", &r);
+	return 0;
+}
+
+/* --- slurmstepd: before each step, as root ----------------------------- */
+
+static void start_helper(unsigned period)
+{
+	char every[16], parent[16], err[ZS_ERRLEN];
+	char **argv = calloc((size_t)policy_argc + 8, sizeof(char *));
+	int fds[2], argc = 0;
+
+	if (!argv)
+		return;
+	snprintf(every, sizeof(every), "%u", period);
+	snprintf(parent, sizeof(parent), "%d", (int)getpid());
+	argv[argc++] = policy.helper;
+	argv[argc++] = "run";
+	argv[argc++] = "--every";
+	argv[argc++] = every;
+	argv[argc++] = "--parent";
+	argv[argc++] = parent;
+	argv[argc++] = "--";
+	for (int i = 0; i < policy_argc; i++)
+		argv[argc++] = policy_argv[i];
+	argv[argc] = NULL;
+
+	/* Close-on-exec, or every task of the step would hold the pipe. */
+	if (pipe2(fds, O_CLOEXEC)) {
+		slurm_error("zonesort: job %u: pipe: %s", step.job, strerror(errno));
+		free(argv);
+		return;
+	}
+	step.helper = zs_spawn(policy.helper, argv, fds[1], err);
+	close(fds[1]);
+	free(argv);
+	if (step.helper < 0) {
+		slurm_error("zonesort: job %u: periodic helper %s: %s", step.job, policy.helper, err);
+		close(fds[0]);
+		return;
+	}
+	step.helper_out = fds[0];
+}
+
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+	struct zs_request r;
+
+	(void)ac;
+	(void)av;
+	if (spank_context() != S_CTX_REMOTE)
+		return 0;
+	spank_get_item(sp, S_JOB_ID, &step.job);
+	spank_get_item(sp, S_JOB_STEPID, &step.step);
+	spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &step.tasks);
+	if (step.step == STEP_EXTERN)
+		return 0;
+	r = effective_request();
+	if (r.mode == ZS_MODE_OFF)
+		return 0;
+	struct zs_sorter *s = sort_now(policy.min_period);
+	bool have_sorter = s && zs_sorter_backend(s) != ZS_SORTER_NONE;
+
+	zs_sorter_close(s);
+	if (r.mode == ZS_MODE_PERIODIC && have_sorter)
+		start_helper(r.period);
+	return 0;
+}
+
+/* Reads what the helper printed: keeps its last totals line and a few of
+ * its error lines. */
+static void read_helper_output(int timeout_ms)
+{
+	static char buf[8192];
+	static size_t used;
+	double deadline = zs_now() + timeout_ms / 1000.0;
+
+	while (step.helper_out >= 0) {
+		struct pollfd p = { .fd = step.helper_out, .events = POLLIN };
+		int left = (int)((deadline - zs_now()) * 1000.0);
+		ssize_t r;
+
+		if (left < 0 || poll(&p, 1, left) <= 0)
+			return;
+		r = read(step.helper_out, buf + used, sizeof(buf) - 1 - used);
+		if (r <= 0) {
+			close(step.helper_out);
+			step.helper_out = -1;
+			return;
+		}
+		used += (size_t)r;
+		buf[used] = '\0';
+		char *line = buf, *nl;
+
+		while ((nl = strchr(line, '\n'))) {
+			struct zs_tally t;
+
+			*nl = '\0';
+			if (!zs_tally_parse(line, &t))
+				step.helper_tally = t;
+			else if (step.nhelper_errors < 3) {
+				snprintf(step.helper_errors[step.nhelper_errors++], ZS_ERRLEN, "%s", line);
+			}
+			line = nl + 1;
+		}
+		used = strlen(line);
+		memmove(buf, line, used + 1);
+		if (used == sizeof(buf) - 1)
+			used = 0;
+	}
+}
+
+/* SIGTERM, read its final totals while it exits, SIGKILL if it lingers.
+ * Bounded: the step's end waits HELPER_TERM_MS + HELPER_KILL_MS at most, and
+ * usually a few milliseconds. */
+static void stop_helper(void)
+{
+	int status;
+
+	if (step.helper <= 0)
+		return;
+	kill(step.helper, SIGTERM);
+	read_helper_output(HELPER_TERM_MS);
+	if (zs_stop(step.helper, 10, HELPER_KILL_MS, &status))
+		slurm_error("zonesort: job %u step %u: periodic helper %d did not exit", step.job,
+			    step.step, (int)step.helper);
+	step.helper = -1;
+	if (step.helper_out >= 0) {
+		close(step.helper_out);
+		step.helper_out = -1;
+	}
+	for (unsigned i = 0; i < step.nhelper_errors; i++)
+		slurm_error("zonesort: job %u step %u: periodic helper: %s", step.job, step.step,
+			    step.helper_errors[i]);
+}
+
+/* The helper stops as soon as the step's last local task exits, so it
+ * never outlives the work it sorts for. */
+int slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+	(void)sp;
+	(void)ac;
+	(void)av;
+	if (spank_context() != S_CTX_REMOTE)
+		return 0;
+	if (++step.tasks_exited >= step.tasks)
+		stop_helper();
+	return 0;
+}
+
+static const char *step_name(char *buf, size_t len)
+{
+	if (step.step == STEP_BATCH)
+		snprintf(buf, len, "batch step");
+	else if (step.step == STEP_INTERACTIVE)
+		snprintf(buf, len, "interactive step");
+	else
+		snprintf(buf, len, "step %u", step.step);
+	return buf;
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	char name[32];
+
+	(void)sp;
+	(void)ac;
+	(void)av;
+	if (spank_context() != S_CTX_REMOTE || step.step == STEP_EXTERN || !step.job)
+		return 0;
+	stop_helper();
+	struct zs_request r = effective_request();
+
+	log_summary(step_name(name, sizeof(name)), &r);
+	return 0;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The zonesort command's subcommands and what they share. */
+#ifndef ZS_CLI_H
+#define ZS_CLI_H
+
+#include "policy.h"
+
+/* Exit codes of every subcommand. */
+enum { ZS_EXIT_OK = 0, ZS_EXIT_FAIL = 1, ZS_EXIT_USAGE = 2 };
+
+int cmd_sort(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+
+/* Reads the policy words (key=value, as in plugstack.conf) that follow the
+ * options of a subcommand. Prints the error and returns -1 on a bad one. */
+int cli_policy(struct zs_policy *p, int argc, char **argv);
+
+/* Prints "zonesort <cmd>: <message>" to stderr and returns ZS_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* JSON string escaping for the --json outputs. */
+void cli_json_string(const char *s);
+
+#endif

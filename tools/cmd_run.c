@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* zonesort run: the periodic helper. Sorts every N seconds until SIGTERM or
+ * until the process it watches (the step's slurmstepd) is gone. After each
+ * round it prints the running totals as one line, which the plugin reads
+ * for its summary; when nobody reads, lines are dropped, never blocking. */
+#include "config.h"
+#include "cli.h"
+#include "child.h"
+#include "parse.h"
+#include "sorter.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void emit(const char *line, bool final)
+{
+	size_t len = strlen(line);
+	int flags = fcntl(STDOUT_FILENO, F_GETFL);
+
+	/* The final line must reach the plugin, which drains the pipe while it
+	 * waits for us; the others may be dropped. */
+	if (flags >= 0)
+		fcntl(STDOUT_FILENO, F_SETFL, final ? flags & ~O_NONBLOCK : flags | O_NONBLOCK);
+	if (write(STDOUT_FILENO, line, len) < 0 && errno != EAGAIN && errno != EPIPE)
+		stop_requested = 1;
+}
+
+struct round_ctx {
+	char errors[4][ZS_ERRLEN];
+	unsigned nerrors;
+};
+
+static void note_failure(void *ctx, const struct zs_node_result *r)
+{
+	struct round_ctx *rc = ctx;
+
+	if ((r->outcome == ZS_FAILED || r->outcome == ZS_NOSORTER) && rc->nerrors < 4)
+		snprintf(rc->errors[rc->nerrors++], ZS_ERRLEN, "%s", r->msg);
+}
+
+static int open_parent(pid_t parent)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, parent, 0);
+#else
+	(void)parent;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* True while the watched process lives. pidfd polls readable when it exits;
+ * without pidfd (kernels before 5.3) a changed parent pid tells us. */
+static bool parent_alive(pid_t parent, int pidfd)
+{
+	if (!parent)
+		return true;
+	if (pidfd >= 0) {
+		struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+		return poll(&p, 1, 0) == 0;
+	}
+	return getppid() == parent;
+}
+
+/* Sleeps until deadline, a stop request or the parent's exit. */
+static void wait_until(double deadline, pid_t parent, int pidfd, const sigset_t *unblocked)
+{
+	while (!stop_requested && parent_alive(parent, pidfd)) {
+		double left = deadline - zs_now();
+		struct pollfd p = { .fd = pidfd, .events = POLLIN };
+		struct timespec ts;
+
+		if (left <= 0)
+			return;
+		/* Without a pidfd, look at the parent at least once a second. */
+		if (pidfd < 0 && left > 1.0)
+			left = 1.0;
+		ts.tv_sec = (time_t)left;
+		ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+		ppoll(pidfd >= 0 ? &p : NULL, pidfd >= 0 ? 1 : 0, &ts, unblocked);
+	}
+}
+
+int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "every", required_argument, NULL, 'e' },
+		{ "parent", required_argument, NULL, 'p' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t every = 0, parent = 0, max_rounds = 0;
+	char err[ZS_ERRLEN], line[ZS_ERRLEN + 64];
+	struct zs_policy policy;
+	struct zs_sorter *s;
+	struct zs_tally tally = { 0 };
+	sigset_t block, unblocked;
+	struct sigaction sa;
+	int c, pidfd = -1;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+e:p:c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			if (zs_parse_u64("--every", optarg, 1, ZS_MAX_PERIOD, &every, err))
+				return cli_usage_error("run", "%s", err);
+			break;
+		case 'p':
+			if (zs_parse_u64("--parent", optarg, 1, 4194304, &parent, err))
+				return cli_usage_error("run", "%s", err);
+			break;
+		case 'c':
+			if (zs_parse_u64("--count", optarg, 1, UINT32_MAX, &max_rounds, err))
+				return cli_usage_error("run", "%s", err);
+			break;
+		case 'h':
+			printf("usage: zonesort run --every SECONDS [--parent PID] [--count N] [key=value ...]\n"
+			       "Sorts the target nodes every SECONDS (1-86400), first after one period,\n"
+			       "until SIGTERM, until process PID exits, or after N rounds. A round is\n"
+			       "skipped for a node sorted less than half a period ago by anyone.\n"
+			       "Prints the running totals after each round:\n"
+			       "  rounds=R sorted=S recent=R busy=B failed=F seconds=T\n");
+			return ZS_EXIT_OK;
+		default:
+			return cli_usage_error("run", "see 'zonesort run --help'");
+		}
+	}
+	if (!every)
+		return cli_usage_error("run", "--every SECONDS is required (1-%u)", ZS_MAX_PERIOD);
+	if (cli_policy(&policy, argc - optind, argv + optind))
+		return ZS_EXIT_USAGE;
+	if (parent) {
+		pidfd = open_parent((pid_t)parent);
+		if (pidfd < 0 && errno == ESRCH)
+			return ZS_EXIT_OK;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	/* Signals are only delivered inside ppoll, so a stop request is never
+	 * lost between the check and the sleep. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &unblocked);
+	sigdelset(&unblocked, SIGTERM);
+	sigdelset(&unblocked, SIGINT);
+	sigdelset(&unblocked, SIGHUP);
+
+	if (zs_sorter_open(&policy, &s, err)) {
+		snprintf(line, sizeof(line), "error: %s\n", err);
+		emit(line, true);
+		return ZS_EXIT_FAIL;
+	}
+	unsigned min_interval = (unsigned)every / 2;
+	double next = zs_now() + (double)every;
+
+	for (;;) {
+		struct round_ctx ctx = { .nerrors = 0 };
+
+		wait_until(next, (pid_t)parent, pidfd, &unblocked);
+		if (stop_requested || !parent_alive((pid_t)parent, pidfd))
+			break;
+		zs_sorter_sort(s, min_interval, &tally, note_failure, &ctx);
+		for (unsigned i = 0; i < ctx.nerrors; i++) {
+			snprintf(line, sizeof(line), "error: %s\n", ctx.errors[i]);
+			emit(line, false);
+		}
+		zs_tally_format(&tally, line, sizeof(line) - 1);
+		strcat(line, "\n");
+		emit(line, false);
+		if (max_rounds && tally.rounds >= max_rounds)
+			break;
+		/* A round that overran the period starts the next one a full
+		 * period later rather than at once. */
+		next += (double)every;
+		if (next < zs_now())
+			next = zs_now() + (double)every;
+	}
+	zs_tally_format(&tally, line, sizeof(line) - 1);
+	strcat(line, "\n");
+	emit(line, true);
+	zs_sorter_close(s);
+	return ZS_EXIT_OK;
+}
