@@ -149,7 +149,5 @@ cluster_stop() {
 	done
 	munged -s --socket="$ZS_CLUSTER/munge/munge.socket" >/dev/null 2>&1 ||
 		kill "$(cat "$ZS_CLUSTER/run/munged.pid" 2>/dev/null)" 2>/dev/null
-	# Leftover steps of a failed test.
-	pkill -9 -f "slurmstepd: \[" 2>/dev/null
 	wait 2>/dev/null
 }
