@@ -34,6 +34,20 @@ static void close_from(int lowfd)
 		close(fd);
 }
 
+/* The raw system call: glibc's sigaction refuses its two internal
+ * real-time signals, and an ignored signal stays ignored across exec. */
+static void reset_signal(int sig)
+{
+	struct {
+		void *handler;
+		unsigned long flags;
+		void *restorer;
+		unsigned long mask;
+	} dfl = { SIG_DFL, 0, NULL, 0 };
+
+	syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
+}
+
 pid_t zs_spawn(const char *path, char *const argv[], int out_fd, char *err)
 {
 	static char *const clean_env[] = {
@@ -53,14 +67,11 @@ pid_t zs_spawn(const char *path, char *const argv[], int out_fd, char *err)
 	}
 	if (pid == 0) {
 		sigset_t none;
-		struct sigaction dfl;
 
 		/* slurmstepd blocks SIGTERM and others; a helper that inherits
 		 * the mask could never be stopped. */
-		memset(&dfl, 0, sizeof(dfl));
-		dfl.sa_handler = SIG_DFL;
 		for (int s = 1; s < NSIG; s++)
-			sigaction(s, &dfl, NULL);
+			reset_signal(s);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		setsid();

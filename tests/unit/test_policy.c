@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "config.h"
+#include "errbuf.h"
+#include "policy.h"
+#include "tap.h"
+
+static int parse(struct zs_policy *p, char *err, int n, char **words)
+{
+	zs_policy_defaults(p);
+	return zs_policy_parse(p, n, words, err);
+}
+
+static void site_policy(void)
+{
+	char err[ZS_ERRLEN];
+	struct zs_policy p;
+	char *good[] = { "default=60", "allow_off=no", "min_period=30", "sorter=compact",
+			 "modprobe=zonesort", "drop_caches=yes", "nodes=0", "sysfs=/tmp/zs",
+			 "node_sysfs=/tmp/nodes", "statedir=/tmp/state", "helper=/usr/sbin/zonesort",
+			 "cache_size=16GiB", "ways=1", "sample_conflicts=yes" };
+
+	ok(!parse(&p, err, sizeof(good) / sizeof(good[0]), good), "every key accepted");
+	ok(p.dflt.mode == ZS_MODE_PERIODIC && p.dflt.period == 60, "default=60");
+	ok(!p.allow_off && p.min_period == 30 && p.sorter == ZS_SORTER_COMPACT, "allow_off, min_period, sorter");
+	is_str(p.modprobe, "zonesort", "modprobe");
+	ok(p.drop_caches && p.cache_size == 16ULL << 30 && p.ways == 1 && p.sample_conflicts,
+	   "drop_caches, cache_size, ways, sample_conflicts");
+	is_str(p.sysfs, "/tmp/zs", "sysfs");
+
+	zs_policy_defaults(&p);
+	ok(p.dflt.mode == ZS_MODE_ON && p.allow_off && p.min_period == 10 && p.sorter == ZS_SORTER_AUTO,
+	   "defaults: on, off allowed, min_period 10, sorter auto");
+
+	static const struct {
+		const char *word, *fragment;
+	} bad[] = {
+		{ "colour=blue", "unknown argument 'colour=blue'" },
+		{ "sorter=magic", "sorter=magic" },
+		{ "min_period=0", "min_period" },
+		{ "min_period=abc", "'abc'" },
+		{ "default=sometimes", "sometimes" },
+		{ "allow_off=perhaps", "perhaps" },
+		{ "sysfs=relative/dir", "absolute path" },
+		{ "helper=zonesort", "absolute path" },
+		{ "cache_size=3GiB", "power of two" },
+		{ "cache_size=1K", "power of two" },
+		{ "ways=0", "ways" },
+		{ "nodes=a-b", "nodes=a-b" },
+		{ "modprobe=evil;rm", "module name" },
+		{ "min_period", "key=value" },
+	};
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *w[] = { (char *)bad[i].word };
+
+		ok(parse(&p, err, 1, w), "'%s' refused", bad[i].word);
+		err_has(err, bad[i].fragment, "error for '%s' names it", bad[i].word);
+	}
+	char *below[] = { "min_period=60", "default=30" };
+
+	ok(parse(&p, err, 2, below), "default below min_period refused");
+	err_has(err, "min_period", "says min_period");
+	char *contra[] = { "default=off", "allow_off=no" };
+
+	ok(parse(&p, err, 2, contra), "default=off with allow_off=no refused");
+}
+
+static void requests(void)
+{
+	char err[ZS_ERRLEN];
+	struct zs_policy p;
+	struct zs_request r;
+
+	zs_policy_defaults(&p);
+	p.min_period = 5;
+	ok(!zs_request_parse(&p, "off", &r, err) && r.mode == ZS_MODE_OFF, "off");
+	ok(!zs_request_parse(&p, "on", &r, err) && r.mode == ZS_MODE_ON, "on");
+	ok(!zs_request_parse(&p, "30", &r, err) && r.mode == ZS_MODE_PERIODIC && r.period == 30, "30");
+	ok(!zs_request_parse(&p, "86400", &r, err) && r.period == 86400, "86400 is the maximum");
+	static const char *const bad[] = { "", "abc", "-5", "0", "1e3", "99999999999999999999",
+					   "4", "86401", "ON", " 30", "30s" };
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ok(zs_request_parse(&p, bad[i], &r, err), "--zonesort='%s' refused", bad[i]);
+		err_has(err, "from 5 to 86400", "error for '%s' states the accepted range", bad[i]);
+	}
+	err_has(err, "'30s'", "names the value");
+	err_has(err, "off, on", "lists the words");
+	p.allow_off = false;
+	ok(zs_request_parse(&p, "off", &r, err), "off refused when the site forbids it");
+	err_has(err, "not allowed", "says it is not allowed");
+	zs_request_parse(&p, "x", &r, err);
+	ok(!strstr(err, "off,"), "off is not offered when not allowed");
+	char buf[32];
+
+	r.mode = ZS_MODE_PERIODIC;
+	r.period = 30;
+	is_str(zs_request_describe(&r, buf, sizeof(buf)), "every 30 s", "describe periodic");
+}
+
+int main(void)
+{
+	site_policy();
+	requests();
+	return done_testing();
+}
