@@ -1,0 +1,348 @@
+#!/bin/bash
+# Unit tests of check_hw_stream_triad in LBNL NHC's own style: the .nhc file
+# is sourced into this shell with die/log/dbg/syslog replaced, NHC's shell
+# settings on (no globbing, extended globs), and the commands the check runs
+# (stream-triad, squeue, scontrol) replaced by stand-ins.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/env.sh"
+need jq timeout flock awk
+need_file "$ZS_NHC_DIR/stream_triad.nhc" "the NHC check"
+
+T=$(mktemp -d /tmp/zs-nhc-check.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+PROBE=$ZS_SRCDIR/tests/nhc/stand-in-stream-triad
+export ST_LOG=$T/probe.log
+
+# squeue stand-in: prints $SQ_JOBS, exits $SQ_EXIT; scontrol stand-in:
+# records its arguments, exits $SC_EXIT.
+cat > "$T/squeue" <<'EOF'
+#!/bin/bash
+echo "$*" >> "${0%/*}/squeue.calls"
+[ "${SQ_EXIT:-0}" = 0 ] || { echo "squeue: error: Unable to contact slurm controller" >&2; exit "$SQ_EXIT"; }
+for j in ${SQ_JOBS:-}; do echo "$j"; done
+EOF
+cat > "$T/scontrol" <<'EOF'
+#!/bin/bash
+printf '%s\n' "$*" >> "${0%/*}/scontrol.calls"
+[ "${SC_EXIT:-0}" = 0 ] || { echo "scontrol: error: RebootProgram isn't defined" >&2; exit "$SC_EXIT"; }
+EOF
+chmod +x "$T/squeue" "$T/scontrol"
+echo "11111111-2222-3333-4444-555555555555" > "$T/boot_id"
+
+# What NHC provides, replaced the way NHC's test driver does.
+die() { DIE_RC=$1; DIE_MSG="${*:2}"; return "$DIE_RC"; }
+log() { LOG_MSG+="$*"$'\n'; }
+dbg() { :; }
+syslog() { :; }
+set -f
+shopt -s extglob
+HOSTNAME=node7.example.org
+HOSTNAME_S=node7
+unset SLURMD_NODENAME SLURM_JOB_ID SLURM_JOBID
+
+. "$ZS_NHC_DIR/stream_triad.nhc"
+is "$(type -t check_hw_stream_triad)" function "check_hw_stream_triad() loaded"
+is "$(type -t nhc_stream_triad_reset)" function "nhc_stream_triad_reset() loaded"
+
+STREAM_TRIAD_PROBE=$PROBE
+STREAM_TRIAD_HISTORY=$T/history.jsonl
+STREAM_TRIAD_BASELINE=$T/state/
+STREAM_TRIAD_SQUEUE=$T/squeue
+STREAM_TRIAD_SCONTROL=$T/scontrol
+STREAM_TRIAD_BOOT_ID_FILE=$T/boot_id
+
+# run ARGS...: one fresh check (no cached measurement).
+run() {
+	nhc_stream_triad_reset
+	DIE_RC='' DIE_MSG='' LOG_MSG=''
+	check_hw_stream_triad "$@"
+	RC=$?
+}
+probe_runs() { if [ -f "$ST_LOG" ]; then wc -l < "$ST_LOG"; else echo 0; fi; }
+hist_lines() { if [ -f "$STREAM_TRIAD_HISTORY" ]; then wc -l < "$STREAM_TRIAD_HISTORY"; else echo 0; fi; }
+last_hist() { tail -1 "$STREAM_TRIAD_HISTORY"; }
+
+# --- pass and fail against an absolute minimum -------------------------------
+run -m 30
+is "$RC" 0 "passes: triad 40.5 GB/s against -m 30"
+is "$DIE_RC" "" "a pass does not call die"
+is "$STREAM_TRIAD_VERDICT" pass "verdict pass"
+is "$(probe_runs)" 1 "the probe ran once"
+
+ST_BEST=251.4 ST_THREADS=64 ST_SIZE_BYTES=12884901888 run -m 300GB/s
+is "$RC" 1 "fails: triad 251.4 GB/s against -m 300GB/s"
+is "$DIE_RC" 1 "die 1 on failure"
+is "$DIE_MSG" "check_hw_stream_triad:  triad 251.4 GB/s < 300 GB/s (64 threads, 12 GiB)" \
+	"the reason names the measured value, the limit, threads and size"
+is "$STREAM_TRIAD_VERDICT" fail "verdict fail"
+
+for m in 300 300GB/s 300gb/s 300000MB/s 0.3TB/s; do
+	ST_BEST=299.9 run -m "$m"
+	is "$RC" 1 "-m $m: 299.9 GB/s is below 300 GB/s"
+	ST_BEST=300 run -m "$m"
+	is "$RC" 0 "-m $m: exactly 300 GB/s passes"
+done
+ST_BEST=300 run -m 280GiB/s
+like "$DIE_MSG" "triad 300 GB/s < 300\.6 GB/s" "-m 280GiB/s is 300.6 GB/s (binary unit)"
+ST_BEST=0.5 run -m 600MB/s
+like "$DIE_MSG" "triad 0\.5 GB/s < 0\.6 GB/s" "-m 600MB/s is 0.6 GB/s"
+
+# --- relative to the post-boot baseline ---------------------------------------
+BFILE=$T/state/stream-triad-baseline.node7.json
+rm -f "$BFILE"
+ST_BEST=40 run -p 80
+is "$RC" 0 "first measurement after boot passes -p 80"
+ok "baseline file written per node" test -s "$BFILE"
+is "$(jq -r .boot_id "$BFILE")" "$(cat "$T/boot_id")" "baseline records the boot id"
+is "$(jq -r '.entries[].triad_best_gbs' "$BFILE")" 40 "baseline records the triad of the first run"
+like "$LOG_MSG" "post-boot baseline of node7: triad 40 GB/s" "logs that it recorded the baseline"
+is "$(last_hist | jq -r .baseline_recorded)" true "history says the baseline was recorded"
+
+ST_BEST=31.9 run -p 80
+is "$RC" 1 "31.9 GB/s is below 80% of the 40 GB/s baseline"
+is "$DIE_MSG" "check_hw_stream_triad:  triad 31.9 GB/s < 80% of post-boot 40 GB/s (2 threads, 768 MiB)" \
+	"the reason names the value, the percentage and the baseline"
+ST_BEST=32 run -p 80%
+is "$RC" 0 "32 GB/s is 80% of the baseline: passes (-p 80%)"
+is "$(jq -r '.entries[].triad_best_gbs' "$BFILE")" 40 "the baseline stays the first measurement of the boot"
+ST_BEST=35 run -m 30 -p 90
+is "$RC" 1 "both limits: 35 GB/s passes -m 30 but not 90% of 40"
+like "$DIE_MSG" "< 90% of post-boot 40 GB/s" "the relative limit is named"
+ST_BEST=25 run -m 30 -p 50
+like "$DIE_MSG" "triad 25 GB/s < 30 GB/s" "both limits: the absolute one is reported first"
+
+# A new boot id starts a new baseline.
+echo "99999999-2222-3333-4444-555555555555" > "$T/boot_id"
+ST_BEST=30 run -p 80
+is "$RC" 0 "after a reboot the first measurement passes again"
+is "$(jq -r .boot_id "$BFILE")" 99999999-2222-3333-4444-555555555555 "the baseline belongs to the new boot"
+is "$(jq -r '.entries[].triad_best_gbs' "$BFILE")" 30 "the new boot's baseline is its first measurement"
+ST_BEST=23.9 run -p 80
+is "$RC" 1 "23.9 GB/s fails against 80% of the new baseline 30"
+is "$(last_hist | jq -r .baseline_gbs)" 30 "history records the baseline compared against"
+
+# One baseline per probe setting: a 1-thread run does not compare with 2 threads.
+ST_BEST=12 ST_THREADS=1 run -p 80 -t 1
+is "$RC" 0 "a 1-thread run gets a baseline of its own"
+is "$(jq -r '.entries | length' "$BFILE")" 2 "two baselines in the file, one per setting"
+
+# A measurement below the absolute minimum never becomes the baseline.
+echo "aaaaaaaa-2222-3333-4444-555555555555" > "$T/boot_id"
+ST_BEST=10 run -m 20 -p 80
+is "$RC" 1 "first run of a boot below -m fails"
+is "$(jq -r .boot_id "$BFILE")" 99999999-2222-3333-4444-555555555555 "and is not recorded as the baseline"
+ST_BEST=30 run -m 20 -p 80
+is "$(jq -r '[.boot_id, (.entries[].triad_best_gbs)] | join(" ")' "$BFILE")" \
+	"aaaaaaaa-2222-3333-4444-555555555555 30" "the first good run of the boot is the baseline"
+
+# -b as a file, and a baseline that cannot be written.
+ST_BEST=30 run -p 80 -b "$T/one-baseline.json"
+ok "-b FILE: the baseline goes to that file" test -s "$T/one-baseline.json"
+mkdir -p "$T/ro" && echo x > "$T/ro/blocker"
+ST_BEST=30 run -p 80 -b "$T/ro/blocker/base.json"
+is "$RC" 1 "-p without a writable baseline fails (no silent pass)"
+like "$DIE_MSG" "cannot record the post-boot baseline in $T/ro/blocker/base.json" "and says where"
+ST_BEST=30 run -m 20 -b "$T/ro/blocker/base.json"
+is "$RC" 0 "-m alone does not need the baseline"
+: > "$T/no-boot-id"
+STREAM_TRIAD_BOOT_ID_FILE=$T/no-boot-id
+ST_BEST=30 run -p 80
+like "$DIE_MSG" "cannot read the boot id" "-p without a boot id fails and says so"
+STREAM_TRIAD_BOOT_ID_FILE=$T/boot_id
+
+# --- NUMA mode ------------------------------------------------------------------
+: > "$ST_LOG"
+ST_NUMA="0:40 1:40" run -n -p 80
+is "$RC" 0 "-n: first run records a baseline per NUMA node"
+like "$(cat "$ST_LOG")" "numa=1" "-n passes --numa to the probe"
+is "$(last_hist | jq -c '[.numa[].node]')" "[0,1]" "history lists the NUMA nodes"
+ST_NUMA="0:40 1:31" run -n -p 80
+is "$RC" 1 "-n: NUMA node 1 below 80% of its own baseline fails"
+like "$DIE_MSG" "triad on NUMA node 1 31 GB/s < 80% of its post-boot 40 GB/s" "the reason names the NUMA node"
+ST_NUMA="0:40 1:25" run -n -m 30
+like "$DIE_MSG" "triad on NUMA node 1 25 GB/s < 30 GB/s" "-n -m: each NUMA node must reach the minimum"
+ST_OUTPUT='{"threads":2,"size_bytes":1000,"kernels":{"triad":{"best_gbs":40,"median_gbs":39}},"numa":[],"validation":"passed"}' run -n -m 30
+like "$DIE_MSG" "reported no NUMA node" "-n with an empty numa list fails"
+
+# --- what the probe is given ------------------------------------------------------
+: > "$ST_LOG"
+run -m 1 -t 4 -s 12GiB
+like "$(cat "$ST_LOG")" "size=12GiB numa=0 threads=4" "-t sets OMP_NUM_THREADS, -s passes --size"
+like "$STREAM_TRIAD_REASON" "4 threads" "the reason uses the threads the probe reports"
+
+# --- malformed arguments: each fails, names itself, and runs no probe -------------
+bad() {	# description pattern args...
+	local desc=$1 pat=$2 before
+	shift 2
+	before=$(probe_runs)
+	run "$@"
+	if [ "$RC" = 1 ] && [ "$DIE_RC" = 1 ] && printf '%s' "$DIE_MSG" | grep -Eq -- "$pat" &&
+	   [ "$(probe_runs)" = "$before" ]; then
+		_tap_result 0 "malformed: $desc"
+	else
+		_tap_result 1 "malformed: $desc"
+		diag "rc=$RC die=$DIE_RC msg='$DIE_MSG' want /$pat/"
+	fi
+}
+bad "-m abc" "-m: 'abc' is not a bandwidth" -m abc
+bad "-m 0" "-m: '0' is not a bandwidth.*positive" -m 0
+bad "-m -5" "-m: '-5' is not a bandwidth" -m -5
+bad "-m 300GB (no /s)" "-m: '300GB' is not a bandwidth" -m 300GB
+bad "-m '300 GB/s' (blank)" "-m: '300 GB/s' is not a bandwidth" -m "300 GB/s"
+bad "-m ''" "-m: '' is not a bandwidth" -m ""
+bad "-m ." "-m: '\.' is not a bandwidth" -m .
+bad "-p 0" "-p: '0' is not a percentage" -p 0
+bad "-p 101" "-p: '101' is not a percentage" -p 101
+bad "-p abc" "-p: 'abc' is not a percentage" -p abc
+bad "-p 80%%" "-p: '80%%' is not a percentage" -p 80%%
+bad "-t 0" "-t: '0' is not a thread count" -m 1 -t 0
+bad "-t 1.5" "-t: '1\.5' is not a thread count" -m 1 -t 1.5
+bad "-t x" "-t: 'x' is not a thread count" -m 1 -t x
+bad "-s 12XB" "-s: '12XB' is not a size" -m 1 -s 12XB
+bad "-s 1.5 (fraction needs a unit)" "-s: '1\.5' is not a size" -m 1 -s 1.5
+bad "-s 0" "-s: '0' is not a size" -m 1 -s 0
+bad "-r maybe" "-r: 'maybe' is not a yes/no value" -m 1 -r maybe
+bad "-r YES (case matters, as in zonesort)" "-r: 'YES' is not a yes/no value" -m 1 -r YES
+bad "-T 0" "-T: '0' is not a time limit" -m 1 -T 0
+bad "-T abc" "-T: 'abc' is not a time limit" -m 1 -T abc
+bad "-T 90000" "-T: '90000' is not a time limit" -m 1 -T 90000
+bad "-P ''" "-P: empty probe path" -m 1 -P ""
+bad "-H ''" "-H: '' is not a file name" -m 1 -H ""
+bad "-H dir/" "-H: '$T/' is not a file name" -m 1 -H "$T/"
+bad "-b ''" "-b: empty baseline path" -m 1 -b ""
+bad "unknown -x" "unknown option -x" -m 1 -x
+bad "-m without a value" "option -m needs a value" -m
+bad "a stray argument" "unexpected argument 'foo'" -m 1 foo
+bad "no limit at all" "no limit given" -t 2
+like "$DIE_MSG" "^check_hw_stream_triad:  " "messages start with the check's name"
+
+# --- never a false pass: every way the probe can fail --------------------------
+failing() {	# description pattern [VAR=value...] -- args...
+	local desc=$1 pat=$2
+	shift 2
+	local -a envs=( )
+	while [ "$1" != -- ]; do envs+=( "$1" ); shift; done
+	shift
+	nhc_stream_triad_reset
+	DIE_RC='' DIE_MSG=''
+	env_run() { local e; for e in "${envs[@]}"; do export "${e?}"; done; check_hw_stream_triad "$@"; }
+	( env_run "$@"; echo "rc=$? die=$DIE_RC msg=$DIE_MSG verdict=$STREAM_TRIAD_VERDICT" ) > "$T/out"
+	like "$(cat "$T/out")" "^rc=1 die=1 msg=check_hw_stream_triad:  .*$pat.* verdict=error" "fails: $desc"
+}
+failing "probe missing" "probe $T/nope not found" -- -m 1 -P "$T/nope"
+: > "$T/not-exec"
+failing "probe not executable" "probe $T/not-exec is not an executable file" -- -m 1 -P "$T/not-exec"
+failing "probe not in PATH" "probe no-such-stream-triad not found in PATH" -- -m 1 -P no-such-stream-triad
+failing "garbage output" "output is not the expected JSON.*'garbage here'" "ST_OUTPUT=garbage here" -- -m 1
+failing "empty output" "output is not the expected JSON \(not one JSON object\)" "ST_OUTPUT=" -- -m 1
+failing "two JSON objects" "not one JSON object" 'ST_OUTPUT={"a":1} {"b":2}' -- -m 1
+failing "no triad in the JSON" "kernels.triad.best_gbs is not a bandwidth" \
+	'ST_OUTPUT={"threads":2,"size_bytes":1,"kernels":{"copy":{"best_gbs":1}},"numa":[],"validation":"passed"}' -- -m 1
+failing "a negative bandwidth" "kernels.triad.best_gbs is not a bandwidth" "ST_BEST=-3" -- -m 1
+failing "a bandwidth that is a string" "kernels.triad.best_gbs is not a bandwidth" 'ST_BEST="40"' -- -m 1
+failing "a zero bandwidth" "reports a triad bandwidth of 0" "ST_BEST=0" -- -m 0.001
+failing "validation failed in the JSON, exit 0" 'reports validation "failed", not "passed"' "ST_VALIDATION=failed" -- -m 1
+failing "exit 1" "exited 1 .*: stream-triad: too slow" "ST_EXIT=1" "ST_STDERR=too slow" -- -m 1
+failing "exit 2 (usage)" "rejected its arguments \(exit 2\): stream-triad: --size: 'x' is not a size" \
+	"ST_EXIT=2" "ST_STDERR=--size: 'x' is not a size" -- -m 1
+failing "exit 3 (cannot measure)" "could not measure \(exit 3\): stream-triad: cannot allocate 3 GiB" \
+	"ST_EXIT=3" "ST_STDERR=cannot allocate 3 GiB" -- -m 1
+failing "exit 4 (validation)" "validation failed \(exit 4\): stream-triad: triad result wrong" \
+	"ST_EXIT=4" "ST_STDERR=triad result wrong" -- -m 1
+failing "a crash (exit 139)" "died of signal 11" "ST_EXIT=139" -- -m 1
+failing "an unknown exit code" "failed with exit 9" "ST_EXIT=9" -- -m 1
+start=$(date +%s.%N)
+failing "timeout" "stand-in-stream-triad timed out after 1 s" "ST_SLEEP=6" -- -m 1 -T 1
+num_ok "the timeout stops the probe within a second or two" "$(date +%s.%N) - $start < 4"
+failing "no jq" "jq-missing not found" "STREAM_TRIAD_JQ=jq-missing" -- -m 1
+ST_EXIT=3 ST_STDERR="cannot allocate" run -m 1 -r yes
+[ -f "$T/scontrol.calls" ] && calls=$(cat "$T/scontrol.calls") || calls=''
+is "$calls" "" "a probe failure asks for no reboot (a reboot would not help)"
+
+# --- history: one well-formed JSON line per run -----------------------------------
+n0=$(hist_lines)
+SLURM_JOB_ID=4242 ST_BEST=41.25 ST_MEDIAN=40.5 run -m 30
+is "$(hist_lines)" $((n0 + 1)) "a run appends one line"
+line=$(last_hist)
+ok "the line is one JSON object" jq -e 'type == "object"' <<< "$line" >/dev/null
+is "$(jq -r '[.node, .job, .verdict] | join(" ")' <<< "$line")" "node7 4242 pass" "node, job id (SLURM_JOB_ID) and verdict"
+is "$(jq -r '[.triad_best_gbs, .triad_median_gbs, .threads, .size_bytes, .min_gbs] | map(type) | unique | join(" ")' <<< "$line")" number \
+	"triad best and median, threads, size and limit are numbers"
+is "$(jq -r '[.triad_best_gbs, .triad_median_gbs] | join(" ")' <<< "$line")" "41.25 40.5" "the probe's values"
+is "$(jq -r .boot_id <<< "$line")" "$(cat "$T/boot_id")" "the boot id"
+like "$(jq -r .time <<< "$line")" '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}[+-][0-9]{4}$' "an ISO 8601 time"
+num_ok "an epoch time of now" "$(jq -r .epoch <<< "$line") >= $(date +%s) - 60"
+ST_BEST=10 run -m 30
+is "$(last_hist | jq -r '[.verdict, .reason] | join(": ")')" "fail: triad 10 GB/s < 30 GB/s (2 threads, 768 MiB)" "a failure's line has its reason"
+ST_EXIT=3 run -m 30
+is "$(last_hist | jq -r .verdict)" error "a probe failure's line says error"
+ok "every history line is valid JSON with a verdict" \
+	jq -e -s 'length > 20 and all(.[]; (.verdict | IN("pass", "fail", "error", "skip")) and (.node | type) == "string")' "$STREAM_TRIAD_HISTORY" >/dev/null
+n0=$(hist_lines)
+run -m 30 -H none
+is "$(hist_lines)" "$n0" "-H none writes no history"
+run -m 30 -H "$T/other/h.jsonl"
+is "$(jq -r .verdict "$T/other/h.jsonl")" pass "-H FILE writes there (creating the directory)"
+
+# --- other jobs on the node -----------------------------------------------------------
+: > "$ST_LOG"
+: > "$T/squeue.calls"
+SQ_JOBS="12 13" run -m 30
+is "$RC" 0 "other jobs running: the check skips (no failure)"
+is "$STREAM_TRIAD_VERDICT" skip "verdict skip"
+is "$(probe_runs)" 0 "the probe did not run"
+like "$LOG_MSG" "skipped: other jobs run on node7: 12 13" "a log line says why"
+is "$(last_hist | jq -r '[.verdict, .reason] | join(": ")')" "skip: other jobs run on node7: 12 13" "history records the skip"
+is "$(head -1 "$T/squeue.calls")" "-h -w node7 -t R -o %A" "asks Slurm for running jobs on this node"
+SLURM_JOB_ID=12 SQ_JOBS=12 run -m 30
+is "$STREAM_TRIAD_VERDICT" pass "the job whose Epilog this is does not count"
+SLURM_JOB_ID=12 SQ_JOBS="12 14" run -m 30
+like "$LOG_MSG" "other jobs run on node7: 14;" "but any other job does"
+SQ_JOBS="12 13" run -m 30 -f
+is "$STREAM_TRIAD_VERDICT" pass "-f measures anyway"
+SQ_EXIT=1 run -m 30
+is "$STREAM_TRIAD_VERDICT" skip "squeue failing: skip (contention cannot be ruled out)"
+like "$LOG_MSG" "cannot ask Slurm which jobs run on node7 \(squeue: error: Unable to contact" "with squeue's message"
+SLURMD_NODENAME=nid00042 SQ_JOBS=1 run -m 30
+like "$LOG_MSG" "other jobs run on nid00042" "the node name is \$SLURMD_NODENAME when set"
+STREAM_TRIAD_NODE=cn5 SQ_JOBS=1 run -m 30
+like "$LOG_MSG" "other jobs run on cn5" "STREAM_TRIAD_NODE overrides it"
+
+# Another check holding the lock (say the Epilog and HealthCheckProgram at once).
+mkdir -p "$T/state"
+flock "$T/state/.stream-triad.lock" sleep 3 &
+sleep 0.3
+run -m 30
+is "$STREAM_TRIAD_VERDICT" skip "a second check at the same time skips"
+like "$LOG_MSG" "another stream-triad check is running" "and says so"
+wait
+
+# --- reboot request ----------------------------------------------------------------------
+: > "$T/scontrol.calls"
+ST_BEST=10 run -m 30 -r no
+is "$(cat "$T/scontrol.calls")" "" "-r no: no scontrol call (NHC marks the node offline)"
+is "$DIE_RC" 1 "-r no: die"
+ST_BEST=10 run -m 30 -r yes
+is "$(cat "$T/scontrol.calls")" \
+	"reboot ASAP nextstate=RESUME reason=NHC: check_hw_stream_triad:  triad 10 GB/s < 30 GB/s (2 threads, 768 MiB) node7" \
+	"-r yes: scontrol reboot ASAP nextstate=RESUME with an NHC: reason naming value and limit"
+is "$STREAM_TRIAD_REBOOT_REQUESTED" 1 "the check remembers it asked for a reboot"
+is "$DIE_RC" 1 "and still fails (die) so NHC logs it"
+is "$(last_hist | jq -r .reboot)" requested "history records the reboot request"
+: > "$T/scontrol.calls"
+SC_EXIT=1 ST_BEST=10 run -m 30 -r on
+is "$STREAM_TRIAD_REBOOT_REQUESTED" 0 "scontrol refusing: no reboot requested"
+like "$LOG_MSG" "scontrol reboot node7 failed \(scontrol: error: RebootProgram" "logged with scontrol's words"
+is "$DIE_RC" 1 "the node is still marked offline (die)"
+
+# --- several check lines share one measurement ------------------------------------------
+: > "$ST_LOG"
+nhc_stream_triad_reset
+check_hw_stream_triad -m 30
+check_hw_stream_triad -m 20 -p 50
+is "$(probe_runs)" 1 "two check lines with the same probe settings run the probe once"
+is "$(last_hist | jq -r .cached)" true "the second line is marked cached in the history"
+check_hw_stream_triad -m 30 -t 1
+is "$(probe_runs)" 2 "other probe settings measure again"
+
+done_testing
