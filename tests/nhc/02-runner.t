@@ -1,0 +1,144 @@
+#!/bin/bash
+# Unit tests of zonesort-health-check, the runner for Slurm's Epilog= and
+# HealthCheckProgram=, with stand-ins for stream-triad, squeue, sinfo and
+# scontrol (the real ones are in 10-cluster-epilog.t and
+# 11-cluster-healthcheck.t).
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/env.sh"
+need jq timeout flock awk
+: "${ZS_HEALTH_CHECK:=$ZS_NHC_DIR/zonesort-health-check}"
+need_file "$ZS_HEALTH_CHECK" "the runner zonesort-health-check"
+
+T=$(mktemp -d /tmp/zs-nhc-runner.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+PROBE=$ZS_SRCDIR/tests/nhc/stand-in-stream-triad
+
+cat > "$T/squeue" <<'EOF'
+#!/bin/bash
+for j in ${SQ_JOBS:-}; do echo "$j"; done
+EOF
+cat > "$T/sinfo" <<'EOF'
+#!/bin/bash
+echo "sinfo $*" >> "${0%/*}/calls"
+echo "${SI_STATE:-idle|none}"
+EOF
+cat > "$T/scontrol" <<'EOF'
+#!/bin/bash
+echo "scontrol $*" >> "${0%/*}/calls"
+echo "SLURM_CONF=${SLURM_CONF:-unset}" >> "${0%/*}/calls"
+exit "${SC_EXIT:-0}"
+EOF
+chmod +x "$T/squeue" "$T/sinfo" "$T/scontrol"
+export STREAM_TRIAD_SQUEUE=$T/squeue STREAM_TRIAD_SINFO=$T/sinfo STREAM_TRIAD_SCONTROL=$T/scontrol
+export STREAM_TRIAD_HISTORY=$T/history.jsonl STREAM_TRIAD_BASELINE=$T/state/
+export STREAM_TRIAD_PROBE=$PROBE
+# No options file unless a test gives one.
+export ZS_HEALTH_CHECK_CONF=/dev/null
+
+# hc ARGS...: runs the runner; OUT, ERR and RC; CALLS: the Slurm calls it made.
+hc() {
+	rm -f "$T/calls"
+	"$ZS_HEALTH_CHECK" "$@" > "$T/out" 2> "$T/err"
+	RC=$?
+	OUT=$(cat "$T/out")
+	ERR=$(cat "$T/err")
+	CALLS=$(cat "$T/calls" 2>/dev/null)
+}
+
+hc -h
+is "$RC" 0 "-h exits 0"
+like "$OUT" "^Usage: zonesort-health-check" "-h prints the usage"
+like "$OUT" "-m MIN" "the usage lists the check options"
+hc --help
+is "$RC" 0 "--help too"
+
+hc -N n1 -m 30
+is "$RC" 0 "healthy: exit 0"
+is "$CALLS" "" "healthy: no sinfo or scontrol call"
+like "$ERR" "zonesort-health-check: healthy: triad 40.5 GB/s \(2 threads, 768 MiB\)" "says it is healthy"
+is "$(tail -1 "$STREAM_TRIAD_HISTORY" | jq -r '[.node, .verdict] | join(" ")')" "n1 pass" "history line for node n1"
+
+ST_BEST=20 hc -N n1 -m 30
+is "$RC" 0 "unhealthy and drained: still exit 0 (an Epilog must not fail)"
+like "$CALLS" "scontrol update nodename=n1 state=drain reason=NHC: check_hw_stream_triad:  triad 20 GB/s < 30 GB/s \(2 threads, 768 MiB\)" \
+	"drains itself with an NHC: reason naming value and limit"
+like "$ERR" "drained n1: NHC: check_hw_stream_triad:  triad 20 GB/s < 30 GB/s" "and logs it"
+
+ST_BEST=20 SC_EXIT=1 hc -N n1 -m 30
+is "$RC" 1 "drain failing: exit 1 (an Epilog exiting 1 makes Slurm drain the node)"
+like "$ERR" "could not drain n1" "says it could not drain"
+
+ST_BEST=20 hc -N n1 -m 30 -d
+is "$RC" 1 "dry run: exit 1 on failure"
+is "$CALLS" "" "dry run: no Slurm call"
+like "$ERR" "dry run: n1 would be drained: NHC: check_hw_stream_triad:  triad 20 GB/s < 30 GB/s" "dry run says what it would do"
+
+ST_BEST=20 hc -N n1 -m 30 -r yes
+is "$RC" 0 "reboot requested: exit 0"
+like "$CALLS" "scontrol reboot ASAP nextstate=RESUME reason=NHC: check_hw_stream_triad:  triad 20 GB/s < 30 GB/s \(2 threads, 768 MiB\) n1" \
+	"asks Slurm for a reboot"
+unlike "$CALLS" "state=drain" "and does not drain on top of it"
+
+ST_BEST=20 SC_EXIT=1 hc -N n1 -m 30 -r yes
+like "$CALLS" "state=drain" "reboot refused: falls back to draining"
+
+ST_BEST=20 SI_STATE='drng@|NHC: check_hw_stream_triad: earlier' hc -N n1 -m 30
+unlike "$CALLS" "state=drain" "a pending reboot (drng@) is left alone"
+ST_BEST=20 SI_STATE='drain|maintenance window' hc -N n1 -m 30
+unlike "$CALLS" "state=drain" "an administrator's drain reason is kept"
+like "$ERR" "already drain for another reason \(maintenance window\)" "and that is logged"
+ST_BEST=20 SI_STATE='drain|NHC: check_hw_stream_triad: old' hc -N n1 -m 30
+like "$CALLS" "state=drain reason=NHC: check_hw_stream_triad:  triad 20" "an earlier NHC reason is replaced by the new one"
+
+# Malformed options drain the node with a reason that names them.
+hc -N n1 -m abc
+is "$RC" 0 "a malformed check option: exit 0 after draining"
+like "$CALLS" "reason=NHC: check_hw_stream_triad:  -m: 'abc' is not a bandwidth" "the reason names the option and value"
+hc -N n1 -m 30 -Q
+like "$CALLS" "reason=NHC: zonesort-health-check:  unknown option -Q \(command line\)" "an unknown option drains, naming it"
+hc -N n1 -m 30 stray
+like "$CALLS" "unexpected argument 'stray'" "a stray argument drains, naming it"
+hc -N n1
+like "$CALLS" "reason=NHC: check_hw_stream_triad:  no limit given" "no limit at all drains (never a silent pass)"
+hc -N n1 -C "$T/missing.conf"
+like "$CALLS" "options file $T/missing.conf \(from -C\) cannot be read" "a missing -C file drains, naming it"
+
+# Options from a file (Slurm starts the runner without arguments).
+cat > "$T/hc.conf" <<EOF
+# zonesort-health-check options
+-m 30GB/s   # absolute
+-t 3 -H $T/conf-history.jsonl
+EOF
+ZS_HEALTH_CHECK_CONF=$T/hc.conf ST_LOG=$T/probe.log hc -N n1
+is "$RC" 0 "options from \$ZS_HEALTH_CHECK_CONF"
+like "$(cat "$T/probe.log")" "threads=3" "the file's -t reached the probe"
+is "$(jq -r .min_gbs "$T/conf-history.jsonl")" 30 "the file's -m and -H were used"
+ST_BEST=35 hc -N n1 -C "$T/hc.conf" -m 36
+like "$CALLS" "triad 35 GB/s < 36 GB/s" "-C FILE; command-line options come after the file's and win"
+printf -- '-m 30 -Z\n' > "$T/bad.conf"
+hc -N n1 -C "$T/bad.conf"
+like "$CALLS" "unknown option -Z \($T/bad.conf line 1\)" "a bad option in the file names file and line"
+
+# The environment Slurm gives: HealthCheckProgram gets only SLURMD_NODENAME.
+printf -- '-m 30 -f -P %s -H %s -b %s/\n' "$PROBE" "$T/bare.jsonl" "$T/bare" > "$T/bare.conf"
+env -i SLURMD_NODENAME=cn17 "$ZS_HEALTH_CHECK" -C "$T/bare.conf" -d > "$T/out" 2>&1
+is "$?" 0 "runs with an empty environment (sets PATH itself)"
+is "$(jq -r .node "$T/bare.jsonl")" cn17 "node name from \$SLURMD_NODENAME"
+ST_BEST=20 SLURM_CONF=/etc/x/slurm.conf hc -N n1 -m 30
+like "$CALLS" "SLURM_CONF=/etc/x/slurm.conf" "\$SLURM_CONF reaches scontrol"
+ST_BEST=20 hc -N n1 -m 30 -c /etc/y/slurm.conf
+like "$CALLS" "SLURM_CONF=/etc/y/slurm.conf" "-c FILE sets SLURM_CONF for scontrol"
+
+# The Epilog's own job does not count as another job.
+SLURM_JOB_ID=77 SQ_JOBS=77 hc -N n1 -m 30
+like "$ERR" "healthy" "in the Epilog of job 77, job 77 is not another job"
+is "$(tail -1 "$STREAM_TRIAD_HISTORY" | jq -r .job)" 77 "the history line has the job id"
+SLURM_JOB_ID=77 SQ_JOBS="77 78" hc -N n1 -m 30
+is "$RC" 0 "another job running: exit 0"
+is "$CALLS" "" "another job running: no drain"
+like "$ERR" "skipped: other jobs run on n1: 78" "another job running: skipped with a log line"
+
+hc -N n1 -m 30 -l "$T/runner.log"
+like "$(cat "$T/runner.log")" "zonesort-health-check: healthy" "-l FILE gets the log lines"
+
+done_testing
