@@ -3,6 +3,7 @@
 #include "config.h"
 #include "probe.h"
 #include "errbuf.h"
+#include "parse.h"
 
 #include <errno.h>
 #include <math.h>
@@ -188,9 +189,12 @@ static int arrays_alloc(const struct st_run_cfg *cfg, struct arrays *ar, char *e
 	ar->maplen = (size_t)len;
 	ar->map = mmap(NULL, ar->maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		       -1, 0);
-	if (ar->map == MAP_FAILED)
-		return zs_fail(err, "cannot allocate %llu bytes for the arrays: %s",
-			       (unsigned long long)len, strerror(errno));
+	if (ar->map == MAP_FAILED) {
+		char sz[32];
+
+		return zs_fail(err, "cannot allocate %s for the arrays: %s",
+			       zs_format_size(len, sz, sizeof(sz)), strerror(errno));
+	}
 	base = (char *)round_up((uintptr_t)ar->map, HUGE_PAGE);
 	size_t used = (size_t)(len - HUGE_PAGE);
 

@@ -228,6 +228,10 @@ static int parse_options(int argc, char **argv, struct opts *o)
 				return usage_error("%s", err);
 			break;
 		case 'm':
+			/* The unit parser ignores case; a lower-case b is bits. */
+			if (strstr(optarg, "b/s"))
+				return usage_error("--min-bw: '%s' is in bits per second; expected a number with a unit GB/s, MB/s, TB/s, GiB/s, MiB/s or TiB/s (a bare number means GB/s), e.g. 300GB/s",
+						   optarg);
 			if (zs_parse_bandwidth("--min-bw", optarg, &o->min_bw, err))
 				return usage_error("%s", err);
 			if (o->min_bw <= 0)
@@ -277,9 +281,10 @@ static int parse_options(int argc, char **argv, struct opts *o)
 		case ':':
 			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			if (optopt)
-				return usage_error("unknown option '-%c'", optopt);
-			return usage_error("unknown or ambiguous option '%s'", argv[optind - 1]);
+			if (!strncmp(argv[optind - 1], "--", 2))
+				return usage_error("unknown or ambiguous option, or an option that takes no value: '%s'",
+						   argv[optind - 1]);
+			return usage_error("unknown option '-%c'", optopt);
 		}
 	}
 	if (optind < argc)
@@ -313,8 +318,35 @@ static int read_u64_file(const char *path, uint64_t *v)
 	return rc;
 }
 
-/* MemAvailable, lowered to the room left under a cgroup v2 memory limit
- * (a Slurm job's). *what names the source for messages. */
+/* The room left under the memory limits of the cgroup at path (relative
+ * to the controller's mount dir) and of its ancestors; UINT64_MAX when
+ * none is set. limit and usage name the files (v2: memory.max and
+ * memory.current; v1: memory.limit_in_bytes and memory.usage_in_bytes). */
+static uint64_t cgroup_room(const char *dir, const char *path, const char *limit,
+			    const char *usage)
+{
+	char p[4096], file[4200];
+	uint64_t room = UINT64_MAX, max, cur;
+
+	snprintf(p, sizeof(p), "%s", path);
+	for (;;) {
+		snprintf(file, sizeof(file), "%s%s/%s", dir, p, limit);
+		if (!read_u64_file(file, &max)) {
+			snprintf(file, sizeof(file), "%s%s/%s", dir, p, usage);
+			if (!read_u64_file(file, &cur) && max < ((uint64_t)1 << 62))
+				room = max > cur ? (max - cur < room ? max - cur : room) : 0;
+		}
+		char *slash = strrchr(p, '/');
+
+		if (!slash || slash == p)
+			break;
+		*slash = '\0';
+	}
+	return room;
+}
+
+/* MemAvailable, lowered to the room left under a cgroup memory limit (a
+ * Slurm job's, cgroup v2 or v1). *what names the source for messages. */
 static uint64_t mem_available(const char **what)
 {
 	uint64_t avail = UINT64_MAX;
@@ -331,27 +363,31 @@ static uint64_t mem_available(const char **what)
 		fclose(f);
 	}
 	f = fopen("/proc/self/cgroup", "r");
-	if (f) {
-		while (fgets(line, sizeof(line), f)) {
-			char path[8192];
-			uint64_t max, cur;
+	if (!f)
+		return avail;
+	while (fgets(line, sizeof(line), f)) {
+		char *path = strchr(line, ':'), *ctl;
+		uint64_t room = UINT64_MAX;
 
-			if (strncmp(line, "0::", 3))
-				continue;
-			line[strcspn(line, "\n")] = '\0';
-			snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.max", line + 3);
-			if (read_u64_file(path, &max))
-				continue;
-			snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.current", line + 3);
-			if (read_u64_file(path, &cur))
-				continue;
-			if (max > cur && max - cur < avail) {
-				avail = max - cur;
-				*what = "cgroup memory.max";
-			}
+		line[strcspn(line, "\n")] = '\0';
+		if (!path || !(ctl = path + 1, path = strchr(ctl, ':')))
+			continue;
+		*path++ = '\0';
+		if (!*ctl) {
+			room = cgroup_room("/sys/fs/cgroup", path, "memory.max", "memory.current");
+			if (room == UINT64_MAX)
+				room = cgroup_room("/sys/fs/cgroup/unified", path, "memory.max",
+						   "memory.current");
+		} else if (!strcmp(ctl, "memory")) {
+			room = cgroup_room("/sys/fs/cgroup/memory", path, "memory.limit_in_bytes",
+					   "memory.usage_in_bytes");
 		}
-		fclose(f);
+		if (room < avail) {
+			avail = room;
+			*what = "the cgroup's memory limit";
+		}
 	}
+	fclose(f);
 	return avail;
 }
 
@@ -555,6 +591,20 @@ static void describe(const struct plan *p, const char *label)
 	       (unsigned long long)p->elements,
 	       zs_format_size(p->elements * ST_NARRAYS * ST_ELEM, size, sizeof(size)),
 	       p->size_rule);
+}
+
+/* At most three decimals, without trailing zeros: 300, 1099.512, 0.001. */
+static const char *plain_number(double v, char *buf, size_t len)
+{
+	char *p;
+
+	snprintf(buf, len, "%.3f", v);
+	p = buf + strlen(buf) - 1;
+	while (p > buf && *p == '0')
+		*p-- = '\0';
+	if (*p == '.')
+		*p = '\0';
+	return buf;
 }
 
 /* ---- main -------------------------------------------------------------------- */
@@ -804,7 +854,8 @@ int main(int argc, char **argv)
 			warnx_("validation failed: %s", bad->res.validation_msg);
 		rc = EXIT_INVALID;
 	} else if (o.min_bw > 0 && triad->best_gbs * 1e9 < o.min_bw) {
-		warnx_("triad %.1f GB/s < %g GB/s (%d thread%s, %s)", triad->best_gbs, o.min_bw / 1e9,
+		warnx_("triad %.1f GB/s < %s GB/s (%d thread%s, %s)", triad->best_gbs,
+		       plain_number(o.min_bw / 1e9, sz2, sizeof(sz2)),
 		       plans[0].threads, plans[0].threads == 1 ? "" : "s",
 		       zs_format_size(footprint, sz, sizeof(sz)));
 		rc = EXIT_BELOW;

@@ -1,0 +1,96 @@
+#!/bin/bash
+# Array sizes: --size is the footprint of the three arrays together, with
+# units; the smallest accepted is one cache line per array and thread; a
+# size larger than the memory available is refused before anything is
+# allocated; the default follows the CPU caches (this machine has no
+# memory-side cache) or an assumed memory-side cache (--memcache-size).
+set -u
+source "$(dirname "$0")/../lib/tap.sh"
+source "$(dirname "$0")/../lib/env.sh"
+need jq taskset
+need_file "$ZS_STREAM_TRIAD" "stream-triad"
+S=$ZS_STREAM_TRIAD
+tmp=$(mktemp -d /tmp/zs-stream05.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+run() { out=$("$@" 2>"$tmp/err"); rc=$?; err=$(cat "$tmp/err"); }
+jv() { printf '%s' "$out" | jq -r "$1"; }
+
+run "$S" --json --size 96M --repeats 1
+threads=$(jv .threads)
+min=$((192 * threads))
+
+# The footprint, rounded down to whole cache lines per array.
+for s in 64M:67108864 1GB:1000000000 96MiB:100663296 1.5G:1610612736 5000000:5000000 4096K:4194304; do
+	run "$S" --json --size "${s%:*}" --repeats 2
+	is "$rc" 0 "--size ${s%:*}: exit 0"
+	bytes=${s#*:}
+	is "$(jv .size_bytes)" "$((bytes / 192 * 192))" "--size ${s%:*} is $bytes bytes in total, in whole cache lines per array"
+	is "$(jv .size_rule)" "--size" "--size ${s%:*}: size_rule says --size"
+done
+
+# Tiny sizes: the minimum is accepted and validated, one byte less is not.
+run "$S" --json --size "$min"
+is "$rc" 0 "--size $min (one cache line per array for each of $threads threads): exit 0"
+is "$(jv .array_elements)" "$((8 * threads))" "8 elements per array and thread"
+is "$(jv .validation)" passed "the tiny run validates"
+num_ok "the tiny run reports a bandwidth" "$(jv .kernels.triad.best_gbs) > 0"
+run "$S" --json --size "$((min - 1))"
+is "$rc" 2 "--size $((min - 1)): exit 2"
+like "$err" "^stream-triad: --size: '$((min - 1))' is below the minimum of $min bytes for $threads threads? \\(one 64-byte cache line per array and thread\\)" \
+	"the refusal names the value and the minimum"
+run taskset -c 0 "$S" --json --size 192
+is "$rc:$(jv .threads):$(jv .array_elements)" "0:1:8" "one thread: 192 bytes (8 elements per array) is the minimum"
+run taskset -c 0 "$S" --json --size 191
+is "$rc" 2 "one thread: 191 bytes is refused"
+
+# Larger than the memory available: refused at once, nothing allocated.
+avail_kb=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)
+for s in "$((avail_kb * 1024 * 2))" 1TiB 16T; do
+	start=$(date +%s.%N)
+	run "$S" --json --size "$s"
+	took=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+	is "$rc" 2 "--size $s (more than MemAvailable): exit 2"
+	like "$err" "^stream-triad: --size: '$s' does not fit: the arrays need [0-9.]+ [KMGTP]iB but (MemAvailable|the cgroup's memory limit) is [0-9.]+ [KMGTP]iB; give a smaller size" \
+		"--size $s: the message names the value and the memory available"
+	num_ok "--size $s is refused before allocating ($took s)" "$took < 3"
+done
+
+# Memory that MemAvailable promises but the process cannot map (here an
+# address-space limit): a failure to measure, exit 3.
+run bash -c "ulimit -v 300000 && exec '$S' --json --size 512M"
+is "$rc" 3 "arrays that cannot be allocated: exit 3"
+like "$err" '^stream-triad: cannot measure: cannot allocate [0-9.]+ MiB for the arrays: Cannot allocate memory$' \
+	"the message says what could not be allocated and why"
+is "$out" "" "nothing on stdout when nothing was measured"
+
+# The default with no memory-side cache: twelve times the data caches of
+# the CPUs used (each array four times, STREAM's rule), at least 256 MiB,
+# at most half of MemAvailable. The caches are read here from sysfs.
+caches=$(for d in /sys/devices/system/cpu/cpu[0-9]*/cache/index*; do
+	t=$(cat "$d/type"); [ "$t" = Instruction ] && continue
+	echo "$(cat "$d/level") $(cat "$d/shared_cpu_list") $(cat "$d/size")"
+done | sort -u | awk '{ s = $3; m = 1
+	if (s ~ /K$/) m = 1024; else if (s ~ /M$/) m = 1048576
+	sub(/[KM]$/, "", s); t += s * m } END { printf "%d", t }')
+diag "data and unified caches (sysfs): $caches bytes"
+want=$((12 * caches))
+[ "$want" -lt $((256 << 20)) ] && want=$((256 << 20))
+half=$((avail_kb * 1024 / 2))
+[ "$want" -gt "$half" ] && want=$half
+run "$S" --json
+is "$rc" 0 "default size: exit 0"
+is "$(jv .size_rule)" caches "without a memory-side cache the default follows the CPU caches"
+num_ok "default footprint $(jv .size_bytes) is 12 x caches ($want, whole lines)" \
+	"$(jv .size_bytes) <= $want && $(jv .size_bytes) > $want - 192 * 2"
+
+# A memory-side cache does not exist on this machine: --memcache-size
+# stands in for one (the administrator's override). The default is then
+# half of it.
+run "$S" --json --memcache-size 256M
+is "$rc" 0 "--memcache-size 256M: exit 0"
+is "$(jv .size_rule)" "memory-side cache" "the default follows the memory-side cache"
+num_ok "half of a 256 MiB memory-side cache ($(jv .size_bytes))" \
+	"$(jv .size_bytes) <= 134217728 && $(jv .size_bytes) > 134217728 - 192"
+run "$S" --json --memcache-size 256M --size 64M
+is "$(jv .size_bytes):$(jv .size_rule)" "$((67108864 / 192 * 192)):--size" "--size wins over the memory-side cache"
+done_testing
