@@ -8,6 +8,9 @@
 need jq timeout flock awk
 need_file "$ZS_NHC_DIR/stream_triad.nhc" "the NHC check"
 
+# jq_true ARGS...: jq -e, quiet; true when the filter yields true.
+jq_true() { jq -e "$@" >/dev/null; }
+
 T=$(mktemp -d /tmp/zs-nhc-check.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 PROBE=$ZS_SRCDIR/tests/nhc/stand-in-stream-triad
@@ -264,7 +267,7 @@ n0=$(hist_lines)
 SLURM_JOB_ID=4242 ST_BEST=41.25 ST_MEDIAN=40.5 run -m 30
 is "$(hist_lines)" $((n0 + 1)) "a run appends one line"
 line=$(last_hist)
-ok "the line is one JSON object" jq -e 'type == "object"' <<< "$line" >/dev/null
+ok "the line is one JSON object" jq_true 'type == "object"' <<< "$line"
 is "$(jq -r '[.node, .job, .verdict] | join(" ")' <<< "$line")" "node7 4242 pass" "node, job id (SLURM_JOB_ID) and verdict"
 is "$(jq -r '[.triad_best_gbs, .triad_median_gbs, .threads, .size_bytes, .min_gbs] | map(type) | unique | join(" ")' <<< "$line")" number \
 	"triad best and median, threads, size and limit are numbers"
@@ -277,7 +280,7 @@ is "$(last_hist | jq -r '[.verdict, .reason] | join(": ")')" "fail: triad 10 GB/
 ST_EXIT=3 run -m 30
 is "$(last_hist | jq -r .verdict)" error "a probe failure's line says error"
 ok "every history line is valid JSON with a verdict" \
-	jq -e -s 'length > 20 and all(.[]; (.verdict | IN("pass", "fail", "error", "skip")) and (.node | type) == "string")' "$STREAM_TRIAD_HISTORY" >/dev/null
+	jq_true -s 'length > 20 and all(.[]; (.verdict | IN("pass", "fail", "error", "skip")) and (.node | type) == "string")' "$STREAM_TRIAD_HISTORY"
 n0=$(hist_lines)
 run -m 30 -H none
 is "$(hist_lines)" "$n0" "-H none writes no history"
