@@ -43,6 +43,9 @@ HOSTNAME=node7.example.org
 HOSTNAME_S=node7
 unset SLURMD_NODENAME SLURM_JOB_ID SLURM_JOBID
 
+# NHC sources every .nhc file on each run: sourcing must only define things.
+is "$(PATH=/nonexistent; . "$ZS_NHC_DIR/stream_triad.nhc" 2>&1; echo "rc=$?")" "rc=0" \
+	"sourcing runs no command and prints nothing"
 . "$ZS_NHC_DIR/stream_triad.nhc"
 is "$(type -t check_hw_stream_triad)" function "check_hw_stream_triad() loaded"
 is "$(type -t nhc_stream_triad_reset)" function "nhc_stream_triad_reset() loaded"
