@@ -11,7 +11,8 @@
 #   cluster_wait_idle [timeout]           wait until the node is idle
 #   cluster_wait_job_gone JOBID [timeout] wait until the job and its epilog ended
 #   cluster_node_state                    the node's state, e.g. IDLE, DRAINED
-#   cluster_stop                          shut everything down, keep the logs
+#   cluster_stop                          shut everything down; keeps the logs
+#                                         only when a test failed
 #
 # Logs: $ZS_CLUSTER/log/{slurmctld,slurmd,munged}.log. Node name: $ZS_NODE.
 
@@ -146,8 +147,15 @@ cluster_stop() {
 		pid=$(cat "$ZS_CLUSTER/run/$f.bgpid" 2>/dev/null) || continue
 		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 		kill -9 "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
 	done
 	munged -s --socket="$ZS_CLUSTER/munge/munge.socket" >/dev/null 2>&1 ||
 		kill "$(cat "$ZS_CLUSTER/run/munged.pid" 2>/dev/null)" 2>/dev/null
-	wait 2>/dev/null
+	# Keep the logs of a failed test, drop the rest.
+	if [ "${tap_failed:-0}" -gt 0 ] || [ -n "${ZS_KEEP_CLUSTER:-}" ]; then
+		echo "# cluster logs kept in $ZS_CLUSTER/log"
+	else
+		rm -rf "$ZS_CLUSTER"
+	fi
+	ZS_CLUSTER=
 }

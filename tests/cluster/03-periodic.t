@@ -1,0 +1,58 @@
+#!/bin/bash
+# --zonesort=<n>: the periodic helper sorts every n seconds during the step,
+# is gone when the step ends, and does not stretch the step.
+set -u
+source "$(dirname "$0")/../lib/tap.sh"
+source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../lib/cluster.sh"
+source "$(dirname "$0")/../lib/sortcount.sh"
+need srun scontrol pgrep
+need_file "$ZS_PLUGIN" "SPANK plugin"
+need_file "$ZS_ZONESORT" "zonesort command"
+
+work=$(mktemp -d /tmp/zs-t03.XXXXXX)
+sortcount_start "$work"
+ZS_PLUGSTACK_ARGS="$SC_POLICY min_period=1" cluster_start || { ok "cluster starts" false; done_testing; exit 1; }
+trap 'cluster_stop; sortcount_stop; rm -rf "$work"' EXIT
+
+helpers() { pgrep -f "$ZS_ZONESORT run --every .* statedir=$work/state" | tr '\n' ' '; }
+wall() { local t0=$(date +%s.%N); "$@" >/dev/null; awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }'; }
+
+# 2-second period over a 7-second step: periodic sorts at 2, 4 and 6 s.
+sortcount_reset
+srun --zonesort=2 sh -c 'echo $SLURM_JOB_ID > '"$work"'/job; sleep 7' &
+srun_pid=$!
+sleep 3
+running=$(helpers)
+like "$running" '[0-9]' "a periodic helper runs during the step (pid $running)"
+helper_pid=${running%% *}
+if [ -n "$helper_pid" ]; then
+	is "$(ps -o user= -p "$helper_pid" | tr -d ' ')" root "the helper runs as root"
+	env_of_helper=$(tr '\0' '\n' < /proc/"$helper_pid"/environ)
+	is "$(printf '%s\n' "$env_of_helper" | sort | tr '\n' ' ')" "LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin " \
+		"the helper's environment is the fixed minimal one"
+	is "$(ls /proc/"$helper_pid"/fd | sort -n | tr '\n' ' ')" "0 1 2 3 " \
+		"the helper holds only stdin, its report pipe and its pidfd"
+fi
+wait $srun_pid
+JOB=$(cat "$work/job")
+cluster_wait_job_gone "$JOB" 30
+sorts=$(sortcount)
+# prolog 1 + periodic 3 (the step start is recent).
+num_ok "prolog + 3 periodic sorts, within one (got $sorts)" "$sorts >= 3 && $sorts <= 5"
+like "$(summary "$JOB" 'step 0')" 'zonesort=every 2 s, [2-4] sorts, 1 skipped \(recent\), 0 busy, 0 failed' \
+	"step summary counts the periodic sorts"
+is "$(helpers)" "" "no helper is left after the step"
+
+# Wall time: a periodic step against an on step, interleaved.
+on_times=() periodic_times=()
+for i in 1 2 3; do
+	on_times+=("$(wall srun --zonesort=on sleep 3)")
+	periodic_times+=("$(wall srun --zonesort=1 sleep 3)")
+done
+median() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+on=$(median "${on_times[@]}"); per=$(median "${periodic_times[@]}")
+diag "srun sleep 3 wall, median of 3: on $on s, every 1 s $per s"
+num_ok "the periodic helper stretches the step by less than 0.5 s ($on -> $per s)" "$per - $on < 0.5"
+is "$(helpers)" "" "no helper left after the timing runs"
+done_testing

@@ -1,0 +1,53 @@
+#!/bin/bash
+# A job of an unprivileged user gets its sorts (the plugin acts as root in
+# the prolog and slurmstepd) and cannot change what root runs.
+set -u
+source "$(dirname "$0")/../lib/tap.sh"
+source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../lib/cluster.sh"
+source "$(dirname "$0")/../lib/sortcount.sh"
+need srun runuser scontrol pgrep
+need_file "$ZS_PLUGIN" "SPANK plugin"
+need_file "$ZS_ZONESORT" "zonesort command"
+
+work=$(mktemp -d /tmp/zs-t05.XXXXXX)
+chmod 755 "$work"
+sortcount_start "$work"
+ZS_PLUGSTACK_ARGS="$SC_POLICY min_period=1" cluster_start || { ok "cluster starts" false; done_testing; exit 1; }
+trap 'cluster_stop; sortcount_stop; rm -rf "$work"' EXIT
+
+# What a user might try: a helper of their own on PATH and in variables,
+# and forged plugin option variables.
+evil=$work/evil
+mkdir -p "$evil"
+printf '#!/bin/sh\ntouch %s/pwned\n' "$evil" > "$evil/zonesort"
+chmod 755 "$evil" "$evil/zonesort"
+cp "$evil/zonesort" "$evil/modprobe"
+
+as_nobody() {
+	(cd / && runuser -u nobody -- env PATH="$evil:$PATH" ZONESORT_HELPER="$evil/zonesort" \
+		SLURM_SPANK_zonesort_helper="$evil/zonesort" "$@")
+}
+
+sortcount_reset
+out=$(as_nobody srun --zonesort=1 sh -c 'id -un; echo $SLURM_JOB_ID; sleep 2.5' 2>&1)
+user=$(printf '%s\n' "$out" | sed -n 1p)
+JOB=$(printf '%s\n' "$out" | sed -n 2p)
+is "$user" nobody "the job ran as nobody"
+cluster_wait_job_gone "$JOB" 30
+sorts=$(sortcount)
+num_ok "nobody's job was sorted in the prolog and periodically (got $sorts)" "$sorts >= 2"
+like "$(summary "$JOB" prolog)" 'zonesort=every 1 s, 1 sort' "prolog sorted as root"
+like "$(summary "$JOB" 'step 0')" 'zonesort=every 1 s, [1-3] sorts' "periodic sorts ran"
+ok "the user's helper was never run" test ! -e "$evil/pwned"
+
+# Forged option values in the environment are validated like the option.
+out=$(as_nobody env SLURM_SPANK__SLURM_SPANK_OPTION_zonesort_zonesort="1 helper=$evil/zonesort" srun true 2>&1); rc=$?
+cmp_ok "$rc" -ne 0 "a forged option value in the environment is refused"
+like "$out" "invalid --zonesort value" "with the usual message"
+ok "the user's helper was still never run" test ! -e "$evil/pwned"
+
+# Users cannot override site policy through the option.
+out=$(as_nobody srun --zonesort="sorter=none" true 2>&1); rc=$?
+cmp_ok "$rc" -ne 0 "policy words are not accepted as an option value"
+done_testing

@@ -1,0 +1,36 @@
+#!/bin/bash
+# A wrong plugstack.conf argument is refused with a message naming it,
+# before any job starts.
+set -u
+source "$(dirname "$0")/../lib/tap.sh"
+source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../lib/cluster.sh"
+need srun sbatch scontrol
+need_file "$ZS_PLUGIN" "SPANK plugin"
+
+work=$(mktemp -d /tmp/zs-t07.XXXXXX)
+ZS_PLUGSTACK_ARGS="sorter=none statedir=$work" cluster_start || { ok "cluster starts" false; done_testing; exit 1; }
+trap 'cluster_stop; rm -rf "$work"' EXIT
+
+check_refused() {	# plugstack-args expected-fragment
+	cluster_plugstack "statedir=$work $1"
+	local out rc
+	out=$(srun --zonesort=on true 2>&1); rc=$?
+	cmp_ok "$rc" -ne 0 "srun refuses plugstack.conf '$1'"
+	like "$out" "zonesort: plugstack.conf: .*$2" "srun's message for '$1' names it"
+	out=$(sbatch --wrap true 2>&1); rc=$?
+	cmp_ok "$rc" -ne 0 "sbatch refuses plugstack.conf '$1'"
+	like "$out" "zonesort: plugstack.conf: .*$2" "sbatch's message for '$1' names it"
+}
+check_refused "colour=blue" "unknown argument 'colour=blue'"
+check_refused "min_period=abc" "'abc' is not a whole number"
+check_refused "sorter=fast" "sorter=fast: expected auto, kernel, compact or none"
+check_refused "default=7 min_period=10" "default=7 is below min_period=10"
+check_refused "helper=bin/zonesort" "helper=bin/zonesort: expected an absolute path"
+check_refused "cache_size=12G" "cache_size=12G: expected a power of two"
+check_refused "nodes=0-x" "nodes=0-x"
+check_refused "justaword" "'justaword' is not of the form key=value"
+
+cluster_plugstack "statedir=$work sorter=none"
+is "$(srun echo fine 2>&1)" "fine" "a correct line works again"
+done_testing
