@@ -4,6 +4,7 @@
 #ifndef ZS_MEMCACHE_H
 #define ZS_MEMCACHE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct zs_policy;
@@ -22,6 +23,13 @@ struct zs_memcache {
  * set, override what hwloc says and apply to every target node. */
 int zs_memcache_discover(const struct zs_policy *p, struct zs_memcache **out,
 			 int *count, char *err);
+
+/* As zs_memcache_discover, but through a copy kept in path for the current
+ * boot (the hardware does not change underneath a running kernel, and a
+ * topology load costs milliseconds on every job). refresh = always ask
+ * hwloc and rewrite the copy. */
+int zs_memcache_discover_cached(const struct zs_policy *p, const char *path, bool refresh,
+				struct zs_memcache **out, int *count, char *err);
 
 /* The entry for node, or NULL. */
 const struct zs_memcache *zs_memcache_find(const struct zs_memcache *mc, int count,

@@ -22,7 +22,26 @@ struct zs_sorter {
 	struct bitmask *targets;
 	struct zs_memcache *mc;
 	int nmc;
+	bool discovered;
 };
+
+/* hwloc's topology load costs milliseconds on every job, so it happens only
+ * when the answer matters: nodes=auto, or a module to load with the cache
+ * geometry. */
+static int discover(struct zs_sorter *s, char *err)
+{
+	if (s->discovered)
+		return 0;
+	char path[PATH_MAX + 16];
+
+	snprintf(path, sizeof(path), "%s/memcache", s->policy.statedir);
+	if (mkdir(s->policy.statedir, 0755) && errno != EEXIST)
+		return zs_fail(err, "cannot create %s: %s", s->policy.statedir, strerror(errno));
+	if (zs_memcache_discover_cached(&s->policy, path, false, &s->mc, &s->nmc, err))
+		return -1;
+	s->discovered = true;
+	return 0;
+}
 
 const char *zs_outcome_name(enum zs_outcome o)
 {
@@ -59,9 +78,12 @@ static int first_target(const struct zs_sorter *s)
 static void load_module(struct zs_sorter *s)
 {
 	char size_arg[64] = "", ways_arg[32] = "", out[512], err[ZS_ERRLEN];
-	const struct zs_memcache *mc = s->nmc ? &s->mc[0] : NULL;
+	const struct zs_memcache *mc;
 	char *argv[6];
 	int argc = 0, rc;
+
+	discover(s, err);
+	mc = s->nmc ? &s->mc[0] : NULL;
 
 	argv[argc++] = "modprobe";
 	argv[argc++] = s->policy.modprobe;
@@ -127,7 +149,7 @@ int zs_sorter_open(const struct zs_policy *p, struct zs_sorter **out, char *err)
 	if (!s)
 		return zs_fail(err, "out of memory");
 	s->policy = *p;
-	if (zs_memcache_discover(p, &s->mc, &s->nmc, err))
+	if (!strcmp(p->nodes, "auto") && discover(s, err))
 		goto fail;
 	s->targets = zs_nodeset_targets(p->nodes, s->mc, s->nmc, err);
 	if (!s->targets)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct node_state {
@@ -163,7 +164,13 @@ int cmd_status(int argc, char **argv)
 	}
 	if (cli_policy(&policy, argc - optind, argv + optind))
 		return ZS_EXIT_USAGE;
-	if (zs_sorter_open(&policy, &s, err) || zs_memcache_discover(&policy, &mc, &nmc, err)) {
+	char copy[PATH_MAX + 16];
+
+	/* status always asks hwloc, and refreshes the copy jobs use. */
+	snprintf(copy, sizeof(copy), "%s/memcache", policy.statedir);
+	mkdir(policy.statedir, 0755);
+	if (zs_memcache_discover_cached(&policy, copy, true, &mc, &nmc, err) ||
+	    zs_sorter_open(&policy, &s, err)) {
 		fprintf(stderr, "zonesort status: %s\n", err);
 		return ZS_EXIT_FAIL;
 	}
