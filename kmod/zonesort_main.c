@@ -248,8 +248,8 @@ static int zs_geometry(int nid, u64 *size, struct zsp_geom *geom)
  */
 static struct {
 	atomic64_t sorts, failed, moved, vanished, total_ns, max_hold_ns;
-	atomic64_t last_ns, last_hold_ns, last_free_pages;
-	atomic_t last_node, before_ppm, after_ppm;
+	atomic64_t last_ns, last_hold_ns, last_free_pages, last_pcp_pages;
+	atomic_t last_node, before_ppm, after_ppm, floor_ppm;
 } zs_stats;
 
 static void zs_max(atomic64_t *a, s64 v)
@@ -278,9 +278,10 @@ struct zs_run {
 	unsigned long pcpbuf[ZS_PCP_MAX];
 	/* estimates: [0] before/now, [1] after (sort) or all-cache (conflicts) */
 	struct zsp_conflict est[2];
+	struct zsp_floor floor;
 	u32 *estmem;
 	bool est_on;
-	u64 moved, vanished, free_pages;
+	u64 moved, vanished, free_pages, pcp_pages;
 	s64 max_hold_ns;
 	int err;
 };
@@ -303,7 +304,7 @@ static struct zs_run *zs_run_alloc(int nid, const struct zsp_geom *g)
 	r->nid = nid;
 	r->g = *g;
 	r->stmem = kvmalloc(zsp_state_bytes(g), GFP_KERNEL);
-	r->estmem = kvmalloc_array(2 * g->nslots, sizeof(u32), GFP_KERNEL);
+	r->estmem = kvmalloc_array(4 * g->nslots, sizeof(u32), GFP_KERNEL);
 	if (!r->stmem || !r->estmem) {
 		zs_run_free(r);
 		return NULL;
@@ -335,6 +336,11 @@ static void zs_est_feed(struct zs_run *r, int which, const u64 *pfn, size_t n, u
 
 	if (!r->est_on)
 		return;
+	if (which == 0) {
+		zsp_floor_list(&r->floor, (u64)n << order);
+		for (i = 0; i < n; i++)
+			zsp_floor_feed(&r->floor, pfn[i], order);
+	}
 	for (i = 0; i < n; i++)
 		if (!zsp_conflict_feed(&r->est[which], pfn[i], order))
 			break;
@@ -542,7 +548,12 @@ static void zs_count_pcp(struct zs_run *r, struct zone *zone, int mt)
 		}
 		zs_hold_done(r, t0);
 		spin_unlock_irqrestore(&pcp->lock, flags);
+		r->pcp_pages += k;
+		if (r->est_on)
+			zsp_floor_list(&r->floor, k);
 		for (i = 0; i < k; i++) {
+			if (r->est_on)
+				zsp_floor_feed(&r->floor, r->pcpbuf[i], 0);
 			zsp_add_pages(&r->st, r->pcpbuf[i], 1);
 			if (r->est_on) {
 				zsp_conflict_feed(&r->est[0], r->pcpbuf[i], 0);
@@ -665,6 +676,8 @@ static int zs_sort_node(int nid)
 	/* Estimate for an allocation of half the cache, before and after. */
 	zsp_conflict_init(&r->est[0], &g, g.colors * g.ways / 2, r->estmem);
 	zsp_conflict_init(&r->est[1], &g, g.colors * g.ways / 2, r->estmem + g.nslots);
+	zsp_floor_init(&r->floor, &g, g.colors * g.ways / 2, r->estmem + 2 * g.nslots,
+		       r->estmem + 3 * g.nslots);
 	zs_walk_node(r, true);
 	err = r->err;
 	ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
@@ -673,10 +686,12 @@ static int zs_sort_node(int nid)
 	atomic64_add(ns, &zs_stats.total_ns);
 	atomic64_set(&zs_stats.last_ns, ns);
 	atomic64_set(&zs_stats.last_hold_ns, r->max_hold_ns);
+	atomic64_set(&zs_stats.last_pcp_pages, r->pcp_pages);
 	zs_max(&zs_stats.max_hold_ns, r->max_hold_ns);
 	atomic_set(&zs_stats.last_node, nid);
 	atomic_set(&zs_stats.before_ppm, zsp_conflict_ppm(&r->est[0]));
 	atomic_set(&zs_stats.after_ppm, zsp_conflict_ppm(&r->est[1]));
+	atomic_set(&zs_stats.floor_ppm, zsp_floor_ppm(&r->floor));
 	if (!err)
 		pr_debug("node %d sorted: %llu blocks moved, %lld ns, longest lock hold %lld ns\n",
 			 nid, r->moved, ns, r->max_hold_ns);
@@ -770,8 +785,10 @@ static ssize_t stats_show(struct kobject *k, struct kobj_attribute *a, char *buf
 			  "lock_batch=%u\n"
 			  "last_node=%d\n"
 			  "last_free_pages=%lld\n"
+			  "last_pcp_pages=%lld\n"
 			  "last_conflict_ppm_before=%d\n"
 			  "last_conflict_ppm_after=%d\n"
+			  "last_conflict_ppm_floor=%d\n"
 			  "sort_interval=%u\n",
 			  ZS_VERSION,
 			  atomic64_read(&zs_stats.sorts), atomic64_read(&zs_stats.failed),
@@ -780,7 +797,9 @@ static ssize_t stats_show(struct kobject *k, struct kobj_attribute *a, char *buf
 			  atomic64_read(&zs_stats.max_hold_ns), atomic64_read(&zs_stats.last_hold_ns),
 			  ZS_BATCH, atomic_read(&zs_stats.last_node),
 			  atomic64_read(&zs_stats.last_free_pages),
+			  atomic64_read(&zs_stats.last_pcp_pages),
 			  atomic_read(&zs_stats.before_ppm), atomic_read(&zs_stats.after_ppm),
+			  atomic_read(&zs_stats.floor_ppm),
 			  READ_ONCE(zs_interval));
 }
 
@@ -810,6 +829,8 @@ static ssize_t conflicts_show(struct kobject *k, struct kobj_attribute *a, char 
 		}
 		zsp_conflict_init(&r->est[0], &g, g.colors * g.ways / 2, r->estmem);
 		zsp_conflict_init(&r->est[1], &g, g.colors * g.ways, r->estmem + g.nslots);
+		zsp_floor_init(&r->floor, &g, g.colors * g.ways / 2, r->estmem + 2 * g.nslots,
+			       r->estmem + 3 * g.nslots);
 		zs_walk_node(r, false);
 		if (r->err) {
 			len = r->err;
@@ -817,9 +838,9 @@ static ssize_t conflicts_show(struct kobject *k, struct kobj_attribute *a, char 
 			break;
 		}
 		len += sysfs_emit_at(buf, len,
-				     "node=%d cache_size=%llu ways=%u free_pages=%llu half_ppm=%u full_ppm=%u\n",
+				     "node=%d cache_size=%llu ways=%u free_pages=%llu half_ppm=%u full_ppm=%u half_floor_ppm=%u\n",
 				     nid, size, g.ways, r->free_pages, zsp_conflict_ppm(&r->est[0]),
-				     zsp_conflict_ppm(&r->est[1]));
+				     zsp_conflict_ppm(&r->est[1]), zsp_floor_ppm(&r->floor));
 		zs_run_free(r);
 	}
 	mutex_unlock(&zs_sort_mutex);

@@ -209,3 +209,96 @@ uint32_t zsp_conflict_ppm(const struct zsp_conflict *c)
 		return 0;
 	return (uint32_t)(c->conflicted * 1000000ULL / c->taken);
 }
+
+void zsp_floor_init(struct zsp_floor *f, const struct zsp_geom *g, uint64_t want,
+		    uint32_t *load, uint32_t *avail)
+{
+	uint64_t i;
+
+	f->g = *g;
+	f->want = want;
+	f->taken = 0;
+	f->partial = 0;
+	f->in_partial = false;
+	f->done = false;
+	f->load = load;
+	f->avail = avail;
+	for (i = 0; i < g->nslots; i++)
+		load[i] = avail[i] = 0;
+}
+
+void zsp_floor_list(struct zsp_floor *f, uint64_t pages)
+{
+	if (f->in_partial) {
+		f->done = true;
+	} else if (f->taken + pages > f->want) {
+		f->in_partial = true;
+		f->partial = f->want - f->taken;
+	}
+}
+
+void zsp_floor_feed(struct zsp_floor *f, uint64_t pfn, unsigned int order)
+{
+	uint64_t npages = order < 40 ? 1ULL << order : 0, i;
+
+	if (f->done || (!f->in_partial && f->taken >= f->want))
+		return;
+	for (i = 0; i < npages; i++) {
+		uint64_t sl = zsp_slot(&f->g, pfn + i);
+
+		if (f->in_partial) {
+			f->avail[sl]++;
+		} else {
+			f->load[sl]++;
+			f->taken++;
+		}
+	}
+}
+
+uint32_t zsp_floor_ppm(struct zsp_floor *f)
+{
+	uint64_t cap = f->g.cap, r = f->partial, zero = 0, conflicted = 0, maxv = 0, i, v;
+	uint64_t total = f->taken + f->partial;
+
+	/* Pages that still fit in their slot cost nothing. */
+	for (i = 0; i < f->g.nslots; i++) {
+		uint64_t z = f->load[i] < cap ? cap - f->load[i] : 0;
+
+		if (z > f->avail[i])
+			z = f->avail[i];
+		f->load[i] += (uint32_t)z;
+		f->avail[i] -= (uint32_t)z;
+		zero += z;
+	}
+	r = r > zero ? r - zero : 0;
+	/* Then pages in slots that conflict already: one each. */
+	for (i = 0; i < f->g.nslots && r; i++) {
+		if (f->load[i] > cap && f->avail[i]) {
+			uint64_t t = f->avail[i] < r ? f->avail[i] : r;
+
+			f->load[i] += (uint32_t)t;
+			f->avail[i] -= (uint32_t)t;
+			r -= t;
+		}
+	}
+	for (i = 0; i < f->g.nslots; i++) {
+		if (f->load[i] > cap)
+			conflicted += f->load[i];
+		if (f->load[i] == cap && f->avail[i] > maxv)
+			maxv = f->avail[i];
+	}
+	/* Then new conflicts, in the slots with the most pages left. */
+	for (v = maxv; v > 0 && r; v--) {
+		for (i = 0; i < f->g.nslots && r; i++) {
+			if (f->load[i] == cap && f->avail[i] == v) {
+				uint64_t t = v < r ? v : r;
+
+				conflicted += cap + t;
+				r -= t;
+			}
+		}
+	}
+	if (!total)
+		return 0;
+	return (uint32_t)(conflicted * 1000000ULL / total);
+}

@@ -126,4 +126,30 @@ bool zsp_conflict_feed(struct zsp_conflict *c, uint64_t pfn, unsigned int order)
 /* Conflicted pages per million pages taken (0 when nothing was taken). */
 uint32_t zsp_conflict_ppm(const struct zsp_conflict *c);
 
+/*
+ * Floor: a lower bound on the conflicting pages of the first `want` pages
+ * under ANY order of the lists, i.e. what sorting cannot remove. The lists
+ * the allocation consumes whole give a fixed load whatever their order;
+ * from the list it consumes in part the bound picks the best pages,
+ * ignoring that they come in blocks: first pages that fit in their slot,
+ * then pages in slots that conflict already (one conflicting page each),
+ * then new conflicts in the slots with the most pages left (ways + 1 for
+ * the first page, one for each further one). Announce each list with
+ * zsp_floor_list (its total pages), then feed its blocks.
+ * load, avail: g->nslots entries of scratch each.
+ */
+struct zsp_floor {
+	struct zsp_geom g;
+	uint64_t want, taken, partial;
+	bool in_partial, done;
+	uint32_t *load, *avail;
+};
+
+void zsp_floor_init(struct zsp_floor *f, const struct zsp_geom *g, uint64_t want,
+		    uint32_t *load, uint32_t *avail);
+void zsp_floor_list(struct zsp_floor *f, uint64_t pages);
+void zsp_floor_feed(struct zsp_floor *f, uint64_t pfn, unsigned int order);
+/* Conflicting pages per million of `want` (of what was fed, if less). */
+uint32_t zsp_floor_ppm(struct zsp_floor *f);
+
 #endif

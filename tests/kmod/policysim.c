@@ -322,6 +322,25 @@ static double bound(const struct buddy *b, uint64_t slots, unsigned ways, uint64
 	return (double)conflicted / want;
 }
 
+/* The module's own floor (zsp_floor), fed the lists in hand-out order. */
+static double module_floor(const struct buddy *b, const struct zsp_geom *g, uint64_t want,
+			   uint64_t *v, uint32_t *load, uint32_t *avail)
+{
+	struct zsp_floor f;
+
+	zsp_floor_init(&f, g, want, load, avail);
+	for (int o = 0; o <= MAXO; o++) {
+		size_t n = list_get(b, o, v);
+
+		if (!n)
+			continue;
+		zsp_floor_list(&f, (uint64_t)n << o);
+		for (size_t i = 0; i < n; i++)
+			zsp_floor_feed(&f, v[i], (unsigned)o);
+	}
+	return zsp_floor_ppm(&f) / 1e6;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 6) {
@@ -397,11 +416,12 @@ int main(int argc, char **argv)
 			uint64_t want = half == 0 ? slots * ways / 2 : slots * ways;
 
 			double lb = bound(&aged, slots, ways, want, v, bl, ba);
+			double mf = module_floor(&aged, &geom, want, v, bl, ba);
 
 			bsum[half] += lb;
-			printf("seed=%lu holes=%lu slots=%llu ways=%u alloc=%s free_pages=%lu free_slots=%lu bound=%.6f",
+			printf("seed=%lu holes=%lu slots=%llu ways=%u alloc=%s free_pages=%lu free_slots=%lu bound=%.6f module_floor=%.6f",
 			       seed, holes, (unsigned long long)slots, ways, half == 0 ? "half" : "full",
-			       npages - nlive, distinct, lb);
+			       npages - nlive, distinct, lb, mf);
 			for (int pol = 0; pol < NPOL; pol++) {
 				double f;
 

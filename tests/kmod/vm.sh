@@ -132,3 +132,10 @@ km_lines() {
 	tr -d '\r' < "$1" | awk -v t="$2" '$0 == "ZSTEST_BEGIN " t { on = 1; next }
 		$0 == "ZSTEST_DONE " t { on = 0 } on'
 }
+
+# km_dmesg_bad LOG: kernel log lines (printed by the guest between
+# ZSTEST_BEGIN/DONE dmesg_all) that show a warning, a bug, an oops, list
+# corruption, a lockup or a stall.
+km_dmesg_bad() {
+	km_lines "$1" dmesg_all | grep -E 'WARNING:|BUG:|Oops|general protection|corruption|Bad page|soft lockup|hung_task|hung task|rcu.*stall|Call Trace'
+}

@@ -9,7 +9,9 @@
  *       KEEP_PERMILLE of them. The kept pages (holes that stop buddies
  *       merging) stay allocated in a background child until it is killed;
  *       its pid is printed.
- *   zstest measure BYTES SLOTS [WAYS]
+ *   zstest measure BYTES SLOTS [WAYS [SORTFILE]]
+ *       With SORTFILE, first writes "0" to it (sorts node 0) so that no
+ *       other process frees pages between the sort and the allocation.
  *       Faults in BYTES of fresh anonymous memory (no huge pages), reads
  *       each page's frame number from /proc/self/pagemap (root only) and
  *       prints the fraction of the pages whose cache slot (pfn mod SLOTS)
@@ -112,7 +114,7 @@ static int cmd_age(size_t mib, unsigned rounds, unsigned keep_permille)
 	return 0;
 }
 
-static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways)
+static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const char *sortfile)
 {
 	size_t npages = bytes / page_size, conflicted = 0, distinct = 0;
 	uint32_t *count = calloc(slots, sizeof(*count));
@@ -123,6 +125,15 @@ static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways)
 	if (!count || !pm || fd < 0) {
 		fprintf(stderr, "zstest: measure: %s\n", strerror(errno));
 		return 3;
+	}
+	if (sortfile) {
+		int sfd = open(sortfile, O_WRONLY);
+
+		if (sfd < 0 || write(sfd, "0", 1) != 1) {
+			fprintf(stderr, "zstest: sort through %s: %s\n", sortfile, strerror(errno));
+			return 3;
+		}
+		close(sfd);
 	}
 	touch(p, npages * page_size);
 	if (pread(fd, pm, npages * sizeof(*pm), (off_t)((uintptr_t)p / page_size * sizeof(*pm))) !=
@@ -238,12 +249,13 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 5 && !strcmp(argv[1], "age"))
 		return cmd_age(num(argv[2]), (unsigned)num(argv[3]), (unsigned)num(argv[4]));
-	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "measure"))
-		return cmd_measure(num(argv[2]), num(argv[3]), argc == 5 ? (unsigned)num(argv[4]) : 1);
+	if (argc >= 4 && argc <= 6 && !strcmp(argv[1], "measure"))
+		return cmd_measure(num(argv[2]), num(argv[3]), argc >= 5 ? (unsigned)num(argv[4]) : 1,
+				   argc == 6 ? argv[5] : NULL);
 	if (argc == 5 && !strcmp(argv[1], "hog"))
 		return cmd_hog((double)num(argv[2]), num(argv[3]), num(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "write"))
 		return cmd_write(argv[2], argv[3]);
-	fprintf(stderr, "usage: zstest age MIB ROUNDS KEEP_PERMILLE | measure BYTES SLOTS [WAYS] | hog SECONDS MIB SEED | write PATH TEXT\n");
+	fprintf(stderr, "usage: zstest age MIB ROUNDS KEEP_PERMILLE | measure BYTES SLOTS [WAYS [SORTFILE]] | hog SECONDS MIB SEED | write PATH TEXT\n");
 	return 2;
 }
