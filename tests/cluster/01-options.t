@@ -55,7 +55,7 @@ like "$(srun --help 2>&1 | tr -s " \n" "  ")" "off \\(not allowed here\\)" "--he
 # Good values are accepted.
 for v in off on 10 86400; do
 	cluster_plugstack "$SC_POLICY min_period=10"
-	out=$(srun --zonesort=$v echo fine 2>&1)
+	out=$(srun -Q --zonesort=$v echo fine 2>&1)
 	is "$out" "fine" "srun --zonesort=$v runs"
 done
 done_testing
