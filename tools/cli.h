@@ -11,6 +11,14 @@ enum { ZS_EXIT_OK = 0, ZS_EXIT_FAIL = 1, ZS_EXIT_USAGE = 2 };
 int cmd_sort(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_conflicts(int argc, char **argv);
+
+/* Parses --cache-size and --ways (either may be NULL: not given) into size
+ * and ways (0 = not given), printing a usage error for a bad value: a size
+ * that is zero or not a power of two, ways outside 1-64 or not dividing the
+ * cache into whole page slots. Returns 0, or ZS_EXIT_USAGE. */
+int cli_cache_options(const char *cmd, const char *size_arg, const char *ways_arg,
+		      uint64_t *size, unsigned *ways);
 
 /* Reads the policy words (key=value, as in plugstack.conf) that follow the
  * options of a subcommand. Prints the error and returns -1 on a bad one. */

@@ -3,17 +3,39 @@
  * sorter would be used and whether it can be used, in human form or JSON. */
 #include "cli.h"
 #include "config.h"
+#include "child.h"
+#include "conflicts.h"
+#include "kpageflags.h"
 #include "memcache.h"
 #include "nodeset.h"
 #include "parse.h"
 #include "sorter.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#define HIST_BINS 32
+
+/* How the node's free memory spreads over the cache slots (slots.h). */
+struct free_slots {
+	bool shown;			/* the node has a cache geometry */
+	char error[ZS_ERRLEN];		/* non-empty: could not be worked out */
+	struct zs_node_geom geom;
+	struct zs_freemem fm;
+	uint64_t min, max, empty;	/* free pages per slot */
+	double mean, sd;
+	double fraction;		/* of the cache's pages, the allocation modelled */
+	struct zs_potential pot;
+	unsigned nbins;
+	uint64_t slots_per_bin;
+	uint64_t bins[HIST_BINS];
+	double seconds;
+};
 
 struct node_state {
 	int node;
@@ -22,6 +44,7 @@ struct node_state {
 	bool target;
 	bool works;
 	char detail[ZS_ERRLEN];
+	struct free_slots fs;
 };
 
 static const char *ways_name(int ways, char *buf, size_t len)
@@ -78,8 +101,172 @@ static void probe_backend(const struct zs_policy *p, enum zs_sorter_kind k,
 	}
 }
 
+/* Reads the node's free blocks, the free pages per slot and the conflict
+ * potential of the next allocation of fraction of the cache's pages. */
+static void free_slots_compute(struct free_slots *fs, int node, const struct zs_zone *zones,
+			       unsigned nzones, const char *zones_error, double fraction)
+{
+	const struct zs_slotgeom *g = &fs->geom.g;
+	double t0 = zs_now();
+	uint32_t *counts;
+
+	fs->shown = true;
+	fs->fraction = fraction;
+	if (fs->geom.error[0]) {
+		snprintf(fs->error, sizeof(fs->error), "%s", fs->geom.error);
+		return;
+	}
+	if (zones_error) {
+		snprintf(fs->error, sizeof(fs->error), "%s", zones_error);
+		return;
+	}
+	if (zs_freemem_scan(node, zones, nzones, NULL, NULL, &fs->fm, fs->error))
+		return;
+	counts = calloc(g->nslots, sizeof(*counts));
+	if (!counts) {
+		snprintf(fs->error, sizeof(fs->error), "out of memory for %llu slot counters",
+			 (unsigned long long)g->nslots);
+		return;
+	}
+	zs_freemem_slot_counts(&fs->fm, g, counts);
+	double sum = 0.0, sq = 0.0;
+
+	fs->min = UINT64_MAX;
+	fs->nbins = g->nslots < HIST_BINS ? (unsigned)g->nslots : HIST_BINS;
+	while (g->nslots % fs->nbins)
+		fs->nbins--;
+	fs->slots_per_bin = g->nslots / fs->nbins;
+	for (uint64_t i = 0; i < g->nslots; i++) {
+		uint64_t c = counts[i];
+
+		sum += (double)c;
+		sq += (double)c * (double)c;
+		fs->min = c < fs->min ? c : fs->min;
+		fs->max = c > fs->max ? c : fs->max;
+		fs->empty += !c;
+		fs->bins[i / fs->slots_per_bin] += c;
+	}
+	free(counts);
+	fs->mean = sum / (double)g->nslots;
+	fs->sd = sqrt(fmax(0.0, sq / (double)g->nslots - fs->mean * fs->mean));
+	uint64_t want = (uint64_t)llround(fraction * (double)(g->cache_size / g->page_size));
+
+	if (zs_freemem_potential(&fs->fm, g, want ? want : 1, &fs->pot, fs->error))
+		return;
+	fs->seconds = zs_now() - t0;
+}
+
+static void print_free_slots_human(const struct node_state *n, const struct zs_zone *zones,
+				   bool histogram)
+{
+	const struct free_slots *fs = &n->fs;
+	const struct zs_slotgeom *g = &fs->geom.g;
+	char a[64], b[96];
+
+	if (!fs->shown)
+		return;
+	if (fs->error[0]) {
+		printf("  free memory over cache slots: unknown: %s\n", fs->error);
+		return;
+	}
+	printf("  free memory over cache slots: cache %s (%s), %llu slots of %llu page%s; %s free in buddy lists\n",
+	       zs_slotgeom_describe(g, b, sizeof(b)), fs->geom.source, (unsigned long long)g->nslots,
+	       (unsigned long long)g->ways, g->ways == 1 ? "" : "s",
+	       zs_format_size(fs->fm.free_pages * g->page_size, a, sizeof(a)));
+	printf("  free pages per slot: mean %.1f, min %llu, max %llu, sd %.1f (%.1f%% of the mean), %llu empty slots\n",
+	       fs->mean, (unsigned long long)fs->min, (unsigned long long)fs->max, fs->sd,
+	       fs->mean > 0 ? 100.0 * fs->sd / fs->mean : 0.0, (unsigned long long)fs->empty);
+	printf("  conflict potential: %.1f%% of the next %llu pages (%g%% of the cache) would share a slot beyond its ways; random placement %.1f%%%s\n",
+	       100.0 * fs->pot.fraction, (unsigned long long)fs->pot.requested, 100.0 * fs->fraction,
+	       100.0 * fs->pot.random_fraction,
+	       fs->pot.allocated < fs->pot.requested ? " (less free memory than that: all of it modelled)" : "");
+	printf("  free blocks by order (kpageflags%s):", fs->fm.head_only ? ", first pages flagged" : "");
+	for (unsigned z = 0; z < fs->fm.nzones; z++) {
+		const struct zs_zone_free *zf = &fs->fm.zones[z];
+
+		printf(" %s", zones[zf->zone].name);
+		for (unsigned o = 0; o < zf->norders; o++)
+			printf("%s%zu", o ? "," : " ", zf->n[o]);
+		printf(";");
+	}
+	printf(" read in %.3f s\n", fs->seconds);
+	if (!histogram)
+		return;
+	uint64_t top = 1;
+
+	for (unsigned i = 0; i < fs->nbins; i++)
+		top = fs->bins[i] > top ? fs->bins[i] : top;
+	printf("  free pages per slot, %u bins of %llu slot%s (mean per slot in each bin):\n", fs->nbins,
+	       (unsigned long long)fs->slots_per_bin, fs->slots_per_bin == 1 ? "" : "s");
+	for (unsigned i = 0; i < fs->nbins; i++) {
+		uint64_t lo = i * fs->slots_per_bin, hi = lo + fs->slots_per_bin - 1;
+		int bar = (int)(40.0 * (double)fs->bins[i] / (double)top + 0.5);
+
+		snprintf(a, sizeof(a), "%llu-%llu", (unsigned long long)lo, (unsigned long long)hi);
+		printf("    %-17s %10.1f %.*s\n", a, (double)fs->bins[i] / (double)fs->slots_per_bin, bar,
+		       "########################################");
+	}
+}
+
+static void print_free_slots_json(const struct node_state *n, const struct zs_zone *zones,
+				  bool histogram)
+{
+	const struct free_slots *fs = &n->fs;
+	const struct zs_slotgeom *g = &fs->geom.g;
+
+	printf(",\"free_slots\":");
+	if (!fs->shown) {
+		printf("null");
+		return;
+	}
+	if (fs->error[0]) {
+		printf("{\"error\":");
+		cli_json_string(fs->error);
+		putchar('}');
+		return;
+	}
+	printf("{\"cache_size\":%llu,\"ways\":%llu,\"fully_associative\":%s,\"page_size\":%u,"
+	       "\"slots\":%llu,\"source\":\"%s\",\"free_pages\":%llu,\"flagged\":\"%s\","
+	       "\"per_slot\":{\"mean\":%.3f,\"min\":%llu,\"max\":%llu,\"sd\":%.3f,\"empty_slots\":%llu},"
+	       "\"allocation_fraction\":%g,\"allocation_pages\":%llu,\"modelled_pages\":%llu,"
+	       "\"conflict_potential\":%.6f,\"random_fraction\":%.6f,\"draws\":%u,"
+	       "\"seconds\":%.3f,\"zones\":[",
+	       (unsigned long long)g->cache_size, (unsigned long long)g->ways,
+	       g->fully_associative ? "true" : "false", g->page_size,
+	       (unsigned long long)g->nslots, fs->geom.source, (unsigned long long)fs->fm.free_pages,
+	       fs->fm.head_only ? "first page" : "every page", fs->mean,
+	       (unsigned long long)fs->min, (unsigned long long)fs->max, fs->sd,
+	       (unsigned long long)fs->empty, fs->fraction, (unsigned long long)fs->pot.requested,
+	       (unsigned long long)fs->pot.allocated, fs->pot.fraction, fs->pot.random_fraction,
+	       fs->pot.draws, fs->seconds);
+	for (unsigned z = 0; z < fs->fm.nzones; z++) {
+		const struct zs_zone_free *zf = &fs->fm.zones[z];
+		const struct zs_zone *zz = &zones[zf->zone];
+
+		printf("%s{\"zone\":", z ? "," : "");
+		cli_json_string(zz->name);
+		printf(",\"free_pages\":%llu,\"orders\":[", (unsigned long long)zf->free_pages);
+		for (unsigned o = 0; o < zf->norders; o++)
+			printf("%s%zu", o ? "," : "", zf->n[o]);
+		printf("],\"buddyinfo\":[");
+		for (unsigned o = 0; o < zz->norders; o++)
+			printf("%s%llu", o ? "," : "", (unsigned long long)zz->buddyinfo[o]);
+		printf("]}");
+	}
+	putchar(']');
+	if (histogram) {
+		printf(",\"histogram\":{\"slots_per_bin\":%llu,\"free_pages\":[",
+		       (unsigned long long)fs->slots_per_bin);
+		for (unsigned i = 0; i < fs->nbins; i++)
+			printf("%s%llu", i ? "," : "", (unsigned long long)fs->bins[i]);
+		printf("]}");
+	}
+	putchar('}');
+}
+
 static void print_human(const struct zs_sorter *s, const struct zs_memcache *mc, int nmc,
-			const struct node_state *ns, int nn)
+			const struct node_state *ns, int nn, const struct zs_zone *zones,
+			bool histogram)
 {
 	char a[64], b[64], c[64], buf[256];
 	enum zs_sorter_kind k = zs_sorter_backend(s);
@@ -97,17 +284,20 @@ static void print_human(const struct zs_sorter *s, const struct zs_memcache *mc,
 	if (k == ZS_SORTER_NONE || zs_sorter_why(s)[0])
 		printf(" (%s)", zs_sorter_why(s));
 	printf("\ntarget nodes: %s\n", zs_sorter_targets(s, buf, sizeof(buf)));
-	for (int i = 0; i < nn; i++)
+	for (int i = 0; i < nn; i++) {
 		printf("node %d: %s memory, %s free, cache %s, %s, sorter %s: %s (%s)\n", ns[i].node,
 		       zs_format_size((uint64_t)ns[i].mem, a, sizeof(a)),
 		       zs_format_size((uint64_t)ns[i].free, b, sizeof(b)),
 		       ns[i].cache ? zs_format_size(ns[i].cache->size, c, sizeof(c)) : "none",
 		       ns[i].target ? "target" : "not a target", zs_sorter_kind_name(k),
 		       ns[i].works ? "works" : "unusable", ns[i].detail);
+		print_free_slots_human(&ns[i], zones, histogram);
+	}
 }
 
 static void print_json(const struct zs_sorter *s, const struct zs_memcache *mc, int nmc,
-		       const struct node_state *ns, int nn)
+		       const struct node_state *ns, int nn, const struct zs_zone *zones,
+		       bool histogram)
 {
 	char buf[256];
 
@@ -127,6 +317,7 @@ static void print_json(const struct zs_sorter *s, const struct zs_memcache *mc, 
 		       ns[i].cache ? (unsigned long long)ns[i].cache->size : 0ULL,
 		       ns[i].target ? "true" : "false", ns[i].works ? "true" : "false");
 		cli_json_string(ns[i].detail);
+		print_free_slots_json(&ns[i], zones, histogram);
 		putchar('}');
 	}
 	printf("]}\n");
@@ -136,34 +327,70 @@ int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "cache-size", required_argument, NULL, 'c' },
+		{ "ways", required_argument, NULL, 'w' },
+		{ "fraction", required_argument, NULL, 'f' },
+		{ "histogram", no_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool json = false;
+	bool json = false, histogram = false;
+	const char *size_arg = NULL, *ways_arg = NULL;
 	char err[ZS_ERRLEN];
 	struct zs_policy policy;
 	struct zs_sorter *s;
 	struct zs_memcache *mc;
+	uint64_t cache_size;
+	unsigned ways;
+	double fraction = 0.5;
 	int nmc, c, nn = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jc:w:f:Hh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
 			break;
+		case 'c':
+			size_arg = optarg;
+			break;
+		case 'w':
+			ways_arg = optarg;
+			break;
+		case 'f':
+			if (zs_parse_fraction("--fraction", optarg, 16.0, &fraction, err))
+				return cli_usage_error("status", "%s", err);
+			break;
+		case 'H':
+			histogram = true;
+			break;
 		case 'h':
-			printf("usage: zonesort status [--json] [key=value ...]\n"
-			       "Shows the memory-side caches hwloc finds (or cache_size=/ways= assume),\n"
-			       "the sorter that would be used, the target nodes, and for each NUMA node\n"
-			       "its memory and whether the sorter can sort it.\n");
+			printf("usage: zonesort status [--json] [--cache-size SIZE --ways N] [--fraction F] [--histogram] [key=value ...]\n"
+			       "Shows the memory-side caches hwloc finds (or --cache-size/--ways, or\n"
+			       "cache_size=/ways=, assume), the sorter that would be used, the target\n"
+			       "nodes, and for each NUMA node its memory and whether the sorter can sort it.\n"
+			       "For each node behind a cache (every node when a size is given) it reads the\n"
+			       "free blocks of the buddy allocator (/proc/kpageflags, root only) and shows\n"
+			       "how the free pages spread over the cache slots, and the conflict potential:\n"
+			       "the expected fraction of the next allocation of F of the cache (default\n"
+			       "50%%; 0.5 or 50%%) that would share a slot beyond its ways, handing out free\n"
+			       "blocks as the buddy allocator does (smallest order first, blocks of one\n"
+			       "order in random order), against random placement.\n"
+			       "--histogram adds the free pages per slot in %d bins of adjacent slots.\n",
+			       HIST_BINS);
 			return ZS_EXIT_OK;
 		default:
 			return cli_usage_error("status", "see 'zonesort status --help'");
 		}
 	}
+	if (cli_cache_options("status", size_arg, ways_arg, &cache_size, &ways))
+		return ZS_EXIT_USAGE;
 	if (cli_policy(&policy, argc - optind, argv + optind))
 		return ZS_EXIT_USAGE;
+	if (cache_size)
+		policy.cache_size = cache_size;
+	if (ways)
+		policy.ways = ways;
 	char copy[PATH_MAX + 16];
 
 	/* status always asks hwloc, and refreshes the copy jobs use. */
@@ -176,10 +403,28 @@ int cmd_status(int argc, char **argv)
 	}
 	struct bitmask *targets = zs_nodeset_targets(policy.nodes, mc, nmc, err);
 	int max = zs_nodeset_max();
-	struct node_state ns[max + 1];
+	struct node_state *ns = calloc((size_t)max + 1, sizeof(*ns));
+	struct zs_node_geom *geoms = NULL;
+	unsigned ngeoms = 0;
+	struct zs_zone *zones = NULL;
+	unsigned nzones = 0;
+	char zones_err[ZS_ERRLEN];
+	bool have_zones;
 
+	if (!ns) {
+		fprintf(stderr, "zonesort status: out of memory\n");
+		return ZS_EXIT_FAIL;
+	}
+	if (nmc && zs_node_geoms_from(mc, nmc, size_arg ? "--cache-size" : "cache_size=",
+				      ways_arg ? "--ways" : "ways=", size_arg || ways_arg ? "option" : NULL,
+				      &geoms, &ngeoms, err)) {
+		fprintf(stderr, "zonesort status: %s\n", err);
+		return ZS_EXIT_FAIL;
+	}
+	have_zones = ngeoms && !zs_zones_read(NULL, NULL, &zones, &nzones, zones_err);
 	for (int n = 0; n <= max; n++) {
 		long long freeb = 0, mem = numa_available() < 0 ? 0 : numa_node_size64(n, &freeb);
+		const struct zs_node_geom *g;
 
 		if (mem <= 0 && numa_available() >= 0)
 			continue;
@@ -187,14 +432,24 @@ int cmd_status(int argc, char **argv)
 					      .cache = zs_memcache_find(mc, nmc, n),
 					      .target = targets && numa_bitmask_isbitset(targets, (unsigned)n) };
 		probe_backend(&policy, zs_sorter_backend(s), &ns[nn]);
+		if ((g = zs_node_geom_find(geoms, ngeoms, n))) {
+			ns[nn].fs.geom = *g;
+			free_slots_compute(&ns[nn].fs, n, zones, nzones, have_zones ? NULL : zones_err,
+					   fraction);
+		}
 		nn++;
 	}
 	if (json)
-		print_json(s, mc, nmc, ns, nn);
+		print_json(s, mc, nmc, ns, nn, zones, histogram);
 	else
-		print_human(s, mc, nmc, ns, nn);
+		print_human(s, mc, nmc, ns, nn, zones, histogram);
+	for (int i = 0; i < nn; i++)
+		zs_freemem_free(&ns[i].fs.fm);
 	if (targets)
 		numa_bitmask_free(targets);
+	free(ns);
+	free(geoms);
+	free(zones);
 	free(mc);
 	zs_sorter_close(s);
 	return ZS_EXIT_OK;

@@ -16,7 +16,8 @@ static const struct {
 } commands[] = {
 	{ "sort", cmd_sort, "sort the free lists of the target NUMA nodes now" },
 	{ "run", cmd_run, "sort every N seconds until stopped (the plugin's periodic helper)" },
-	{ "status", cmd_status, "show memory-side caches, the sorter and target nodes" },
+	{ "status", cmd_status, "show memory-side caches, the sorter, target nodes and free-memory slot balance" },
+	{ "conflicts", cmd_conflicts, "cache-slot collisions of processes or of a Slurm job on this node" },
 };
 
 static void usage(FILE *f)
@@ -82,7 +83,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "zonesort: unknown command '%s'; expected one of: sort, run, status\n",
+	fprintf(stderr, "zonesort: unknown command '%s'; expected one of: sort, run, status, conflicts\n",
 		argv[1]);
 	return ZS_EXIT_USAGE;
 }

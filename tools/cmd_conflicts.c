@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* zonesort conflicts: how the pages of processes (a job on this node) spread
+ * over the slots of the memory-side cache, against random placement. The
+ * definitions (slot, conflicting page, random expectation) are in
+ * lib/slots.h. */
+#include "config.h"
+#include "cli.h"
+#include "child.h"
+#include "conflicts.h"
+#include "errbuf.h"
+#include "parse.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CMD "conflicts"
+
+/* Validates --cache-size and --ways as usage errors, before anything runs. */
+int cli_cache_options(const char *cmd, const char *size_arg, const char *ways_arg,
+		      uint64_t *size, unsigned *ways)
+{
+	char err[ZS_ERRLEN];
+	struct zs_slotgeom g;
+	uint64_t w;
+
+	*size = 0;
+	*ways = 0;
+	if (size_arg) {
+		if (zs_parse_size("--cache-size", size_arg, size, err))
+			return cli_usage_error(cmd, "%s", err);
+		if (zs_slotgeom_init(&g, *size, 1, (unsigned)sysconf(_SC_PAGESIZE), "--cache-size",
+				     "--ways", err))
+			return cli_usage_error(cmd, "%s (given as '%s')", err, size_arg);
+	}
+	if (ways_arg) {
+		if (zs_parse_u64("--ways", ways_arg, 1, 64, &w, err))
+			return cli_usage_error(cmd, "%s (1 = direct-mapped)", err);
+		*ways = (unsigned)w;
+		if (*size && zs_slotgeom_init(&g, *size, (int)w, (unsigned)sysconf(_SC_PAGESIZE),
+					      "--cache-size", "--ways", err))
+			return cli_usage_error(cmd, "%s", err);
+	}
+	return 0;
+}
+
+static void print_pids(const pid_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		printf("%s%d", i ? "," : "", (int)p[i]);
+}
+
+static void print_json(const char *job, const pid_t *read, size_t nread, const pid_t *gone,
+		       size_t ngone, const struct zs_pfnset *set, const struct zs_conflict_report *r,
+		       double seconds)
+{
+	printf("{\"version\":\"" PACKAGE_VERSION "\",\"job\":");
+	if (job)
+		cli_json_string(job);
+	else
+		printf("null");
+	printf(",\"pids\":[");
+	print_pids(read, nread);
+	printf("],\"exited\":[");
+	print_pids(gone, ngone);
+	printf("],\"present_entries\":%llu,\"pages\":%llu,\"bytes\":%llu,\"uncached_pages\":%llu,"
+	       "\"conflicting_pages\":%llu,\"excess_pages\":%llu,\"conflict_fraction\":%.6f,"
+	       "\"random_fraction\":%.6f,\"seconds\":%.3f,\"nodes\":[",
+	       (unsigned long long)set->present, (unsigned long long)r->pages,
+	       (unsigned long long)(r->pages * (uint64_t)sysconf(_SC_PAGESIZE)),
+	       (unsigned long long)r->uncached, (unsigned long long)r->conflicting,
+	       (unsigned long long)r->excess, r->fraction, r->random_fraction, seconds);
+	for (unsigned i = 0; i < r->nnodes; i++) {
+		const struct zs_conflict_node *n = &r->nodes[i];
+
+		printf("%s{\"node\":%d,\"cache_size\":%llu,\"ways\":%llu,\"fully_associative\":%s,"
+		       "\"page_size\":%u,\"slots\":%llu,\"pages\":%llu,\"conflicting_pages\":%llu,"
+		       "\"excess_pages\":%llu,\"used_slots\":%llu,\"overfull_slots\":%llu,"
+		       "\"max_in_slot\":%llu,\"conflict_fraction\":%.6f,\"random_fraction\":%.6f,"
+		       "\"worst_slots\":[",
+		       i ? "," : "", n->node, (unsigned long long)n->g.cache_size,
+		       (unsigned long long)n->g.ways, n->g.fully_associative ? "true" : "false",
+		       n->g.page_size, (unsigned long long)n->g.nslots, (unsigned long long)n->c.pages,
+		       (unsigned long long)n->c.conflicting, (unsigned long long)n->c.excess,
+		       (unsigned long long)n->c.used_slots, (unsigned long long)n->c.overfull_slots,
+		       (unsigned long long)n->c.max_in_slot, zs_collisions_fraction(&n->c),
+		       n->random_fraction);
+		for (unsigned w = 0; w < n->nworst; w++)
+			printf("%s{\"slot\":%llu,\"pages\":%u}", w ? "," : "",
+			       (unsigned long long)n->worst_slot[w], n->worst_count[w]);
+		printf("]}");
+	}
+	printf("]}\n");
+}
+
+static void print_human(const char *job, const pid_t *read, size_t nread,
+			const struct zs_conflict_report *r)
+{
+	char a[64], b[96];
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	printf("zonesort: %s%s%s%zu process%s: %llu pages (%s) behind a memory-side cache",
+	       job ? "job " : "", job ? job : "", job ? ", " : "", nread, nread == 1 ? "" : "es",
+	       (unsigned long long)r->pages, zs_format_size(r->pages * page, a, sizeof(a)));
+	if (r->uncached)
+		printf(", %llu pages elsewhere (not counted)", (unsigned long long)r->uncached);
+	printf("\n  pids: ");
+	for (size_t i = 0; i < nread; i++)
+		printf("%s%d", i ? " " : "", (int)read[i]);
+	putchar('\n');
+	for (unsigned i = 0; i < r->nnodes; i++) {
+		const struct zs_conflict_node *n = &r->nodes[i];
+
+		printf("node %d: cache %s, %llu slots of %llu page%s: %llu pages, %llu in overfull slots (%.1f%%), %llu over capacity; random placement %.1f%%\n",
+		       n->node, zs_slotgeom_describe(&n->g, b, sizeof(b)),
+		       (unsigned long long)n->g.nslots, (unsigned long long)n->g.ways,
+		       n->g.ways == 1 ? "" : "s", (unsigned long long)n->c.pages,
+		       (unsigned long long)n->c.conflicting, 100.0 * zs_collisions_fraction(&n->c),
+		       (unsigned long long)n->c.excess, 100.0 * n->random_fraction);
+		if (n->nworst) {
+			printf("  worst slots:");
+			for (unsigned w = 0; w < n->nworst; w++)
+				printf(" %llu (%u)", (unsigned long long)n->worst_slot[w], n->worst_count[w]);
+			putchar('\n');
+		}
+	}
+	printf("conflicts: %.1f%% of the pages share a slot beyond its ways (random placement: %.1f%%)\n",
+	       100.0 * r->fraction, 100.0 * r->random_fraction);
+}
+
+int cmd_conflicts(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "job", required_argument, NULL, 'J' },
+		{ "cache-size", required_argument, NULL, 'c' },
+		{ "ways", required_argument, NULL, 'w' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *job = NULL, *size_arg = NULL, *ways_arg = NULL;
+	bool json = false;
+	char err[ZS_ERRLEN];
+	struct zs_policy policy;
+	uint64_t cache_size;
+	unsigned ways;
+	int c, rc = ZS_EXIT_FAIL;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "J:c:w:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'J':
+			job = optarg;
+			break;
+		case 'c':
+			size_arg = optarg;
+			break;
+		case 'w':
+			ways_arg = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			printf("usage: zonesort conflicts [--json] [--cache-size SIZE --ways N] PID... [key=value ...]\n"
+			       "       zonesort conflicts [--json] [--cache-size SIZE --ways N] --job JOBID [key=value ...]\n"
+			       "Maps every resident page of the processes (or of the Slurm job's processes\n"
+			       "on this node, from 'scontrol listpids') to its slot of the memory-side\n"
+			       "cache and reports the fraction of the pages whose slot holds more pages\n"
+			       "of them than it has ways, the worst slots, and the fraction expected\n"
+			       "for the same number of pages placed at random. A page mapped by several\n"
+			       "of the processes counts once. The slot of page frame F is F mod S, with\n"
+			       "S = cache size / (ways * page size).\n"
+			       "--cache-size and --ways (or cache_size= and ways=) override what hwloc\n"
+			       "finds; they are required where no memory-side cache is known.\n"
+			       "Needs root: page frame numbers are hidden from other users.\n"
+			       "Exit: 0 measured, 1 failure (no such process, not root, no cache), 2 usage.\n");
+			return ZS_EXIT_OK;
+		default:
+			return cli_usage_error(CMD, "see 'zonesort conflicts --help'");
+		}
+	}
+	if (cli_cache_options(CMD, size_arg, ways_arg, &cache_size, &ways))
+		return ZS_EXIT_USAGE;
+
+	/* The rest: PIDs and policy words, in any order. */
+	int npol = 0;
+	char **pol = calloc((size_t)argc + 1, sizeof(char *));
+	pid_t *pids = calloc((size_t)argc + 1, sizeof(pid_t));
+	size_t npids = 0;
+
+	if (!pol || !pids) {
+		free(pol);
+		free(pids);
+		fprintf(stderr, "zonesort conflicts: out of memory\n");
+		return ZS_EXIT_FAIL;
+	}
+	for (int i = optind; i < argc; i++) {
+		uint64_t v;
+
+		if (strchr(argv[i], '=')) {
+			pol[npol++] = argv[i];
+			continue;
+		}
+		if (zs_parse_u64("PID", argv[i], 1, 4194304, &v, err)) {
+			free(pol);
+			free(pids);
+			return cli_usage_error(CMD, "%s", err);
+		}
+		pids[npids++] = (pid_t)v;
+	}
+	if (cli_policy(&policy, npol, pol)) {
+		free(pol);
+		free(pids);
+		return ZS_EXIT_USAGE;
+	}
+	free(pol);
+	if (!npids && !job) {
+		free(pids);
+		return cli_usage_error(CMD, "give process ids or --job JOBID");
+	}
+	if (!zs_pagemap_privileged()) {
+		fprintf(stderr, "zonesort conflicts: root is needed: /proc/PID/pagemap shows page frame numbers only to root (CAP_SYS_ADMIN); to anyone else they read as 0\n");
+		free(pids);
+		return ZS_EXIT_FAIL;
+	}
+	for (size_t i = 0; i < npids; i++)
+		if (kill(pids[i], 0) && errno == ESRCH) {
+			fprintf(stderr, "zonesort conflicts: no process %d\n", (int)pids[i]);
+			free(pids);
+			return ZS_EXIT_FAIL;
+		}
+
+	struct zs_node_geom *geoms = NULL;
+	unsigned ngeoms = 0;
+	struct zs_zone *zones = NULL;
+	unsigned nzones = 0;
+	struct zs_pfnset set = { 0 };
+	struct zs_conflict_report report = { 0 };
+	pid_t *read = NULL, *gone = NULL, *jobpids = NULL;
+	size_t nread = 0, ngone = 0, njob = 0;
+	double t0 = zs_now();
+
+	if (zs_node_geoms(&policy, false, cache_size, ways, &geoms, &ngeoms, err))
+		goto fail;
+	for (unsigned i = 0; i < ngeoms; i++)
+		if (geoms[i].error[0]) {
+			snprintf(err, sizeof(err), "%s", geoms[i].error);
+			goto fail;
+		}
+	if (job) {
+		if (zs_job_pids(NULL, job, &jobpids, &njob, err))
+			goto fail;
+		if (!njob) {
+			snprintf(err, sizeof(err), "job %s has no processes on this node (scontrol listpids %s lists none)",
+				 job, job);
+			goto fail;
+		}
+	}
+	read = calloc(npids + njob + 1, sizeof(pid_t));
+	gone = calloc(npids + njob + 1, sizeof(pid_t));
+	if (!read || !gone) {
+		snprintf(err, sizeof(err), "out of memory");
+		goto fail;
+	}
+	for (size_t i = 0; i < npids + njob; i++) {
+		pid_t pid = i < npids ? pids[i] : jobpids[i - npids];
+
+		switch (zs_pagemap_collect(pid, &set, err)) {
+		case ZS_PAGEMAP_OK:
+			read[nread++] = pid;
+			break;
+		case ZS_PAGEMAP_GONE:
+			/* Exited between the listing and the read: its pages are
+			 * free again, so they are left out. */
+			fprintf(stderr, "zonesort conflicts: %s; left out\n", err);
+			gone[ngone++] = pid;
+			break;
+		default:
+			goto fail;
+		}
+	}
+	if (!nread) {
+		snprintf(err, sizeof(err), "no process could be read: every one exited");
+		goto fail;
+	}
+	zs_pfnset_unique(&set);
+	if (zs_zones_read(NULL, NULL, &zones, &nzones, err) ||
+	    zs_conflicts_measure(&set, zones, nzones, geoms, ngeoms, &report, err))
+		goto fail;
+	if (json)
+		print_json(job, read, nread, gone, ngone, &set, &report, zs_now() - t0);
+	else
+		print_human(job, read, nread, &report);
+	rc = ZS_EXIT_OK;
+	goto done;
+fail:
+	fprintf(stderr, "zonesort conflicts: %s\n", err);
+done:
+	zs_conflict_report_free(&report);
+	zs_pfnset_free(&set);
+	free(zones);
+	free(geoms);
+	free(read);
+	free(gone);
+	free(jobpids);
+	free(pids);
+	return rc;
+}
