@@ -304,6 +304,7 @@ int zs_potential_compute(const struct zs_slotgeom *g, const struct zs_zone_block
 			uint64_t total = (uint64_t)l->n << o;
 
 			if (!left) {
+				conflicting = (double)t.conflicting;
 				done = true;
 				break;
 			}

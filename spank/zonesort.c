@@ -14,6 +14,7 @@
 #include "child.h"
 #include "errbuf.h"
 #include "policy.h"
+#include "slots.h"
 #include "sorter.h"
 
 #include <errno.h>
@@ -58,6 +59,7 @@ static struct {
 	char helper_errors[3][ZS_ERRLEN];
 	unsigned nhelper_errors;
 	struct zs_tally helper_tally;	/* the helper's last totals line */
+	struct zs_sample sample;	/* the helper's last conflicts line */
 	uint32_t tasks, tasks_exited;
 	bool sorted;
 } step = { .helper = -1, .helper_out = -1 };
@@ -188,9 +190,16 @@ static void log_summary(const char *where, const struct zs_request *r)
 		t.busy += step.helper_tally.busy;
 		t.failed += step.helper_tally.failed;
 		t.seconds += step.helper_tally.seconds;
-		slurm_info("zonesort: job %u %s on %s: zonesort=%s, %s, backend %s", step.job, where,
+		char conflicts[96] = "";
+
+		/* The conflict fraction the periodic helper last sampled
+		 * (sample_conflicts=yes), with random placement for scale. */
+		if (step.sample.samples)
+			snprintf(conflicts, sizeof(conflicts), ", conflicts %.1f%% (random %.1f%%)",
+				 100.0 * step.sample.fraction, 100.0 * step.sample.random);
+		slurm_info("zonesort: job %u %s on %s: zonesort=%s, %s, backend %s%s", step.job, where,
 			   node_name(), req, zs_tally_describe(&t, tally, sizeof(tally)),
-			   step.backend ? step.backend : "none");
+			   step.backend ? step.backend : "none", conflicts);
 	}
 }
 
@@ -224,7 +233,7 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 static void start_helper(unsigned period)
 {
 	char every[16], parent[16], err[ZS_ERRLEN];
-	char **argv = calloc((size_t)policy_argc + 8, sizeof(char *));
+	char **argv = calloc((size_t)policy_argc + 10, sizeof(char *));
 	int fds[2], argc = 0;
 
 	if (!argv)
@@ -237,6 +246,11 @@ static void start_helper(unsigned period)
 	argv[argc++] = every;
 	argv[argc++] = "--parent";
 	argv[argc++] = parent;
+	if (policy.sample_conflicts) {
+		/* The step's tasks are this slurmstepd's descendants. */
+		argv[argc++] = "--sample";
+		argv[argc++] = parent;
+	}
 	argv[argc++] = "--";
 	for (int i = 0; i < policy_argc; i++)
 		argv[argc++] = policy_argv[i];
@@ -311,10 +325,13 @@ static void read_helper_output(int timeout_ms)
 
 		while ((nl = strchr(line, '\n'))) {
 			struct zs_tally t;
+			struct zs_sample sm;
 
 			*nl = '\0';
 			if (!zs_tally_parse(line, &t))
 				step.helper_tally = t;
+			else if (!zs_sample_parse(line, &sm))
+				step.sample = sm;
 			else if (step.nhelper_errors < 3) {
 				snprintf(step.helper_errors[step.nhelper_errors++], ZS_ERRLEN, "%s", line);
 			}

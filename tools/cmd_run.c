@@ -2,10 +2,14 @@
 /* zonesort run: the periodic helper. Sorts every N seconds until SIGTERM or
  * until the process it watches (the step's slurmstepd) is gone. After each
  * round it prints the running totals as one line, which the plugin reads
- * for its summary; when nobody reads, lines are dropped, never blocking. */
+ * for its summary; when nobody reads, lines are dropped, never blocking.
+ * With --sample PID it also measures, after each round, the cache-slot
+ * conflicts of PID's descendants (the step's tasks when PID is their
+ * slurmstepd) and prints them as a "conflicts ..." line (lib/slots.h). */
 #include "config.h"
 #include "cli.h"
 #include "child.h"
+#include "conflicts.h"
 #include "parse.h"
 #include "sorter.h"
 
@@ -15,6 +19,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -97,16 +102,78 @@ static void wait_until(double deadline, pid_t parent, int pidfd, const sigset_t 
 	}
 }
 
+/* Conflict sampling of a process tree: the cache geometry is found once. */
+struct sampler {
+	pid_t root;
+	struct zs_node_geom *geoms;
+	unsigned ngeoms;
+	struct zs_sample last;
+	bool off;
+};
+
+static int sampler_open(struct sampler *sm, const struct zs_policy *p, pid_t root, char *err)
+{
+	memset(sm, 0, sizeof(*sm));
+	sm->root = root;
+	if (!zs_pagemap_privileged())
+		return zs_fail(err, "root is needed to read page frame numbers");
+	if (zs_node_geoms(p, false, 0, 0, &sm->geoms, &sm->ngeoms, err))
+		return -1;
+	for (unsigned i = 0; i < sm->ngeoms; i++)
+		if (sm->geoms[i].error[0])
+			return zs_fail(err, "%s", sm->geoms[i].error);
+	return 0;
+}
+
+/* Measures the tree once; 1 when there was nothing to measure. */
+static int sampler_sample(struct sampler *sm, char *err)
+{
+	pid_t *pids;
+	size_t n;
+	struct zs_pfnset set = { 0 };
+	struct zs_zone *zones = NULL;
+	unsigned nzones = 0;
+	struct zs_conflict_report r;
+	int rc = -1;
+
+	if (zs_descendants(sm->root, getpid(), &pids, &n, err))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		/* A task that exits meanwhile is simply not counted. */
+		if (zs_pagemap_collect(pids[i], &set, err) == ZS_PAGEMAP_ERROR)
+			goto out;
+	zs_pfnset_unique(&set);
+	if (zs_zones_read(NULL, NULL, &zones, &nzones, err) ||
+	    zs_conflicts_measure(&set, zones, nzones, sm->geoms, sm->ngeoms, &r, err))
+		goto out;
+	rc = 1;
+	if (r.pages) {
+		sm->last.fraction = r.fraction;
+		sm->last.random = r.random_fraction;
+		sm->last.pages = r.pages;
+		sm->last.samples++;
+		rc = 0;
+	}
+	zs_conflict_report_free(&r);
+out:
+	free(zones);
+	zs_pfnset_free(&set);
+	free(pids);
+	return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "every", required_argument, NULL, 'e' },
 		{ "parent", required_argument, NULL, 'p' },
 		{ "count", required_argument, NULL, 'c' },
+		{ "sample", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t every = 0, parent = 0, max_rounds = 0;
+	uint64_t every = 0, parent = 0, max_rounds = 0, sample = 0;
+	struct sampler sm = { .off = true };
 	char err[ZS_ERRLEN], line[ZS_ERRLEN + 64];
 	struct zs_policy policy;
 	struct zs_sorter *s;
@@ -116,7 +183,7 @@ int cmd_run(int argc, char **argv)
 	int c, pidfd = -1;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:p:c:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:p:c:s:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (zs_parse_u64("--every", optarg, 1, ZS_MAX_PERIOD, &every, err))
@@ -130,13 +197,22 @@ int cmd_run(int argc, char **argv)
 			if (zs_parse_u64("--count", optarg, 1, UINT32_MAX, &max_rounds, err))
 				return cli_usage_error("run", "%s", err);
 			break;
+		case 's':
+			if (zs_parse_u64("--sample", optarg, 1, 4194304, &sample, err))
+				return cli_usage_error("run", "%s", err);
+			break;
 		case 'h':
-			printf("usage: zonesort run --every SECONDS [--parent PID] [--count N] [key=value ...]\n"
+			printf("usage: zonesort run --every SECONDS [--parent PID] [--count N] [--sample PID] [key=value ...]\n"
 			       "Sorts the target nodes every SECONDS (1-86400), first after one period,\n"
 			       "until SIGTERM, until process PID exits, or after N rounds. A round is\n"
 			       "skipped for a node sorted less than half a period ago by anyone.\n"
 			       "Prints the running totals after each round:\n"
-			       "  rounds=R sorted=S recent=R busy=B failed=F seconds=T\n");
+			       "  rounds=R sorted=S recent=R busy=B failed=F seconds=T\n"
+			       "With --sample PID, also measures after each round the cache-slot\n"
+			       "conflicts of PID's descendant processes (this helper excluded), as\n"
+			       "'zonesort conflicts' does, and prints\n"
+			       "  conflicts fraction=F random=R pages=N samples=K\n"
+			       "(the cache from hwloc, or cache_size= and ways=; needs root).\n");
 			return ZS_EXIT_OK;
 		default:
 			return cli_usage_error("run", "see 'zonesort run --help'");
@@ -174,6 +250,14 @@ int cmd_run(int argc, char **argv)
 		emit(line, true);
 		return ZS_EXIT_FAIL;
 	}
+	if (sample) {
+		if (sampler_open(&sm, &policy, (pid_t)sample, err)) {
+			snprintf(line, sizeof(line), "error: conflict sampling: %s\n", err);
+			emit(line, false);
+		} else {
+			sm.off = false;
+		}
+	}
 	unsigned min_interval = (unsigned)every / 2;
 	double next = zs_now() + (double)every;
 
@@ -187,6 +271,20 @@ int cmd_run(int argc, char **argv)
 		for (unsigned i = 0; i < ctx.nerrors; i++) {
 			snprintf(line, sizeof(line), "error: %s\n", ctx.errors[i]);
 			emit(line, false);
+		}
+		if (!sm.off) {
+			int got = sampler_sample(&sm, err);
+
+			if (got < 0) {
+				/* Say it once; sampling stays off for the step. */
+				snprintf(line, sizeof(line), "error: conflict sampling: %s\n", err);
+				emit(line, false);
+				sm.off = true;
+			} else if (got == 0) {
+				zs_sample_format(&sm.last, line, sizeof(line) - 1);
+				strcat(line, "\n");
+				emit(line, false);
+			}
 		}
 		zs_tally_format(&tally, line, sizeof(line) - 1);
 		strcat(line, "\n");
@@ -203,5 +301,6 @@ int cmd_run(int argc, char **argv)
 	strcat(line, "\n");
 	emit(line, true);
 	zs_sorter_close(s);
+	free(sm.geoms);
 	return ZS_EXIT_OK;
 }
