@@ -42,4 +42,19 @@ is "$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$d")" \
 	"$(sed -n 's/^AC_INIT(\[zonesort\], \[\([^]]*\)\].*/\1/p' "$ZS_SRCDIR/configure.ac")" "dkms.conf version matches configure.ac"
 is "$(sed -n 's/^AUTOINSTALL="\(.*\)"/\1/p' "$d")" yes "dkms.conf AUTOINSTALL"
 is "$(sed -n 's/^BUILT_MODULE_NAME\[0\]="\(.*\)"/\1/p' "$d")" zonesort "dkms.conf builds zonesort.ko"
+
+# DKMS builds it from kmod/ as shipped, in a private DKMS tree.
+kver=$(km_kver 6.1)
+if command -v dkms > /dev/null && [ -n "$kver" ]; then
+	dk=$KM_WORK/dkms
+	rm -rf "$dk"
+	mkdir -p "$dk/src/zonesort-0.1.0" "$dk/tree"
+	cp "$ZS_SRCDIR"/kmod/* "$dk/src/zonesort-0.1.0/"
+	dkms --dkmstree "$dk/tree" --sourcetree "$dk/src" build -m zonesort -v 0.1.0 -k "$kver" \
+		> "$dk/build.log" 2>&1
+	ok "dkms build -m zonesort -v 0.1.0 -k $kver makes zonesort.ko (log $dk/build.log)" \
+		test -f "$dk/tree/zonesort/0.1.0/$kver/x86_64/module/zonesort.ko"
+else
+	_tap_result 1 "dkms and a 6.1 kernel installed (scripts/debian-packages.kmod)"
+fi
 done_testing
