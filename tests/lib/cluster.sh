@@ -97,9 +97,9 @@ CONF
 	chmod 644 "$d"/etc/*
 
 	slurmctld -D -c -f "$SLURM_CONF" >> "$d/log/slurmctld.out" 2>&1 &
-	echo $! > "$d/run/slurmctld.bgpid"
+	ZS_CLUSTER_PIDS=$!
 	slurmd -D -N "$ZS_NODE" -f "$SLURM_CONF" >> "$d/log/slurmd.out" 2>&1 &
-	echo $! > "$d/run/slurmd.bgpid"
+	ZS_CLUSTER_PIDS="$ZS_CLUSTER_PIDS $!"
 	cluster_wait_idle 30 || {
 		echo "# cluster did not come up; slurmctld.log tail:" >&2
 		tail -5 "$d/log/slurmctld.log" "$d/log/slurmd.log" 2>/dev/null | sed 's/^/# /' >&2
@@ -142,9 +142,9 @@ cluster_wait_job_gone() {
 cluster_stop() {
 	[ -n "${ZS_CLUSTER:-}" ] || return 0
 	scontrol shutdown >/dev/null 2>&1
-	local f pid
-	for f in slurmctld slurmd; do
-		pid=$(cat "$ZS_CLUSTER/run/$f.bgpid" 2>/dev/null) || continue
+	local pid
+	# The daemons' pids are kept in memory: a test's files may be gone.
+	for pid in ${ZS_CLUSTER_PIDS:-}; do
 		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 		kill -9 "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
@@ -158,4 +158,5 @@ cluster_stop() {
 		rm -rf "$ZS_CLUSTER"
 	fi
 	ZS_CLUSTER=
+	ZS_CLUSTER_PIDS=
 }
