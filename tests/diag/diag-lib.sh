@@ -28,7 +28,7 @@ stop_alloc() {
 	[ -n "${ALLOC_PID:-}" ] || return 0
 	pkill -KILL -P "$ALLOC_PID" 2>/dev/null
 	kill -KILL "$ALLOC_PID" 2>/dev/null
-	wait "$ALLOC_PID" 2>/dev/null
+	{ wait "$ALLOC_PID"; } 2>/dev/null
 	ALLOC_PID=
 }
 
