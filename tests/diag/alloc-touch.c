@@ -2,7 +2,8 @@
 /* Test helper: maps MIB mebibytes of anonymous memory, touches every page,
  * prints "ready" and waits for a signal. "thp" asks for transparent huge
  * pages (madvise), "fork" also forks a child that shares the pages
- * copy-on-write (two processes, one set of frames). */
+ * copy-on-write (two processes, one set of frames), "for=N" exits 0 after
+ * N seconds instead of waiting. */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
@@ -16,15 +17,18 @@ int main(int argc, char **argv)
 	size_t len, align = 2UL << 20;
 	char *p;
 	int thp = 0, do_fork = 0;
+	unsigned seconds = 0;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: alloc-touch MIB [thp] [fork]\n");
+		fprintf(stderr, "usage: alloc-touch MIB [thp] [fork] [for=SECONDS]\n");
 		return 2;
 	}
 	len = strtoull(argv[1], NULL, 10) << 20;
 	for (int i = 2; i < argc; i++) {
 		thp |= !strcmp(argv[i], "thp");
 		do_fork |= !strcmp(argv[i], "fork");
+		if (!strncmp(argv[i], "for=", 4))
+			seconds = (unsigned)atoi(argv[i] + 4);
 	}
 	/* 2 MiB aligned, so that huge pages can back it. */
 	p = mmap(NULL, len + align, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -43,6 +47,10 @@ int main(int argc, char **argv)
 	}
 	printf("ready\n");
 	fflush(stdout);
+	if (seconds) {
+		sleep(seconds);
+		return 0;
+	}
 	for (;;)
 		pause();
 }
