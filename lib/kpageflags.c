@@ -318,9 +318,9 @@ static int scan_pass(int fd, const char *path, const struct zs_pfnrange *r, unsi
 	for (unsigned i = 0; i < nr; i++) {
 		struct zs_zone_free *zf = &fm->zones[zone_slot[r[i].zone]];
 		bool in_run = false;
-		uint64_t run_start = 0;
+		uint64_t run_start = 0, pfn;
 
-		for (uint64_t pfn = r[i].start; pfn < r[i].end;) {
+		for (pfn = r[i].start; pfn < r[i].end;) {
 			uint64_t want = r[i].end - pfn;
 			ssize_t got;
 
@@ -361,12 +361,9 @@ static int scan_pass(int fd, const char *path, const struct zs_pfnrange *r, unsi
 				break;
 			}
 		}
-		if (in_run) {
-			uint64_t end = r[i].end;
-
-			if (flush_run(zf, run_start, end, head_only, err))
-				return -1;
-		}
+		/* pfn is the range's end, or where a short read stopped. */
+		if (in_run && flush_run(zf, run_start, pfn < r[i].end ? pfn : r[i].end, head_only, err))
+			return -1;
 	}
 	return 0;
 }

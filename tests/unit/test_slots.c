@@ -190,9 +190,9 @@ static void potential(void)
 
 static char *write_file(const char *dir, const char *name, const void *data, size_t len)
 {
-	static char path[4][256];
+	static char path[8][256];
 	static int next;
-	char *p = path[next++ % 4];
+	char *p = path[next++ % 8];
 	FILE *f;
 
 	snprintf(p, 256, "%s/%s", dir, name);
@@ -244,6 +244,17 @@ static void reconstruction(void)
 	   "runs split into aligned blocks: orders 3,1,1,5 as buddyinfo says");
 	ok(fm.zones[0].pfn[2][0] == 20 && fm.zones[0].pfn[1][0] == 18 && fm.zones[0].pfn[3][0] == 8,
 	   "block positions");
+
+	/* A flags file that ends inside the zone (the kernel's highest pfn):
+	 * the run up to the end of what was read, no further. */
+	struct zs_freemem shortfm;
+
+	kpath = write_file(dir, "kpageflags", flags, 48 * sizeof(flags[0]));
+	ok(!zs_freemem_scan(0, zones, nz, kpath, "/nonexistent", &shortfm, err) &&
+	   shortfm.pages_scanned == 48 && shortfm.zones[0].n[3] == 3 && shortfm.free_pages == 33,
+	   "a short flags file: blocks up to where it ends (%llu pages)",
+	   (unsigned long long)shortfm.free_pages);
+	zs_freemem_free(&shortfm);
 
 	struct zs_slotgeom g;
 	uint32_t counts[8] = { 0 };
