@@ -4,6 +4,7 @@
 #include "errbuf.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -92,7 +93,9 @@ struct unit {
 	double factor;
 };
 
-static int scale_with_unit(const char *s, const struct unit *units, double *out)
+/* Sizes take units in any case ("64m"); bandwidths only as written, since
+ * "Gb/s" would be gigabits. */
+static int scale_with_unit(const char *s, const struct unit *units, bool exact_case, double *out)
 {
 	const char *rest;
 	double v;
@@ -100,7 +103,9 @@ static int scale_with_unit(const char *s, const struct unit *units, double *out)
 	if (parse_plain_number(s, &v, &rest))
 		return -1;
 	for (const struct unit *u = units; u->name; u++) {
-		if (!strcasecmp(rest, u->name) && (u->factor != 1.0 || *rest || !strchr(s, '.'))) {
+		bool same = exact_case ? !strcmp(rest, u->name) : !strcasecmp(rest, u->name);
+
+		if (same && (u->factor != 1.0 || *rest || !strchr(s, '.'))) {
 			*out = v * u->factor;
 			return 0;
 		}
@@ -120,7 +125,7 @@ int zs_parse_size(const char *what, const char *s, uint64_t *out, char *err)
 	};
 	double v;
 
-	if (!s || scale_with_unit(s, units, &v))
+	if (!s || scale_with_unit(s, units, false, &v))
 		return zs_fail(err, "%s: '%s' is not a size; expected a number with an optional unit (B, K/KiB, M/MiB, G/GiB, T/TiB binary; KB, MB, GB, TB decimal), e.g. 64M or 2GiB",
 			       what, s ? s : "");
 	if (v >= 18446744073709551615.0)
@@ -138,7 +143,7 @@ int zs_parse_bandwidth(const char *what, const char *s, double *bytes_per_s, cha
 	};
 	double v;
 
-	if (!s || scale_with_unit(s, units, &v) || !isfinite(v) || v > 1e18)
+	if (!s || scale_with_unit(s, units, true, &v) || !isfinite(v) || v > 1e18)
 		return zs_fail(err, "%s: '%s' is not a bandwidth; expected a number with a unit GB/s, MB/s, TB/s, GiB/s, MiB/s or TiB/s (a bare number means GB/s), e.g. 300GB/s",
 			       what, s ? s : "");
 	*bytes_per_s = v;

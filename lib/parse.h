@@ -22,7 +22,8 @@ int zs_parse_bool(const char *what, const char *s, bool *out, char *err);
 int zs_parse_size(const char *what, const char *s, uint64_t *out, char *err);
 
 /* A bandwidth in bytes per second: a number followed by GB/s, MB/s, GiB/s,
- * MiB/s or TB/s (decimal and binary as for sizes); a bare number is GB/s. */
+ * MiB/s or TB/s (decimal and binary as for sizes), spelt exactly so: "Gb/s"
+ * would be gigabits. A bare number is GB/s. */
 int zs_parse_bandwidth(const char *what, const char *s, double *bytes_per_s,
 		       char *err);
 

@@ -75,6 +75,8 @@ static void bandwidths(void)
 	ok(zs_parse_bandwidth("-m", "300GB", &b, err), "GB without /s refused");
 	err_has(err, "'300GB'", "names the value");
 	ok(zs_parse_bandwidth("-m", "fast", &b, err), "words refused");
+	ok(zs_parse_bandwidth("-m", "300Gb/s", &b, err), "Gb/s (gigabits) refused");
+	ok(zs_parse_bandwidth("-m", "300gb/s", &b, err), "units are case-sensitive");
 	ok(zs_parse_bandwidth("-m", "-3GB/s", &b, err), "negative refused");
 }
 
