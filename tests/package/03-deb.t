@@ -185,6 +185,10 @@ like "$(grep '^ZS_HC_CHECK_FILE=' /usr/sbin/zonesort-health-check)" '=/etc/nhc/s
 	"installed runner loads the check from /etc/nhc/scripts"
 like "$(grep '^STREAM_TRIAD_PROBE=' /etc/nhc/scripts/stream_triad.nhc)" '/usr/bin/stream-triad' \
 	"installed check runs the installed probe by default"
+if [ -f /etc/nhc/scripts/zonesort_potential.nhc ]; then
+	like "$(grep '^ZONESORT_POTENTIAL_ZONESORT=' /etc/nhc/scripts/zonesort_potential.nhc)" '/usr/sbin/zonesort' \
+		"installed conflict-potential check runs the installed zonesort by default"
+fi
 for page in zonesort spank-zonesort stream-triad zonesort-health-check; do
 	like "$(man -w "$page" 2>&1)" "^/usr/share/man/man[18]/$page\.[18]" "man $page finds the installed page"
 done
