@@ -15,6 +15,9 @@ source "$(dirname "$0")/../lib/tap.sh"
 source "$(dirname "$0")/../lib/env.sh"
 need rpmbuild rpm rpmlint make tar
 need_file "$ZS_SRCDIR/configure" "configure script (scripts/build runs autoreconf)"
+# The DKMS package ships kmod/Makefile; .gitignore's "Makefile" pattern
+# keeps it out of git unless it is excepted (!kmod/Makefile).
+need_file "$ZS_SRCDIR/kmod/Makefile" "kmod/Makefile, the DKMS package's module Makefile (tracked in git)"
 
 VERSION=$(sed -n "s/^PACKAGE_VERSION='\(.*\)'$/\1/p" "$ZS_SRCDIR/configure")
 work=$(mktemp -d /tmp/zs-pkg04.XXXXXX)
