@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -48,11 +50,13 @@ static void reset_signal(int sig)
 	syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
 }
 
-pid_t zs_spawn(const char *path, char *const argv[], int out_fd, char *err)
+static char *const clean_env[] = {
+	"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL,
+};
+
+static pid_t spawn(const char *path, char *const argv[], char *const envp[], int out_fd,
+		   char *err)
 {
-	static char *const clean_env[] = {
-		"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL,
-	};
 	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	pid_t pid;
 
@@ -82,11 +86,16 @@ pid_t zs_spawn(const char *path, char *const argv[], int out_fd, char *err)
 		/* The step's stdio descriptors held open by the helper would
 		 * keep srun waiting for EOF. */
 		close_from(3);
-		execve(path, argv, clean_env);
+		execve(path, argv, envp);
 		_exit(127);
 	}
 	close(devnull);
 	return pid;
+}
+
+pid_t zs_spawn(const char *path, char *const argv[], int out_fd, char *err)
+{
+	return spawn(path, argv, clean_env, out_fd, err);
 }
 
 int zs_wait_for(pid_t pid, int timeout_ms, int *status)
@@ -125,8 +134,8 @@ int zs_stop(pid_t pid, int term_ms, int kill_ms, int *status)
 	return zs_wait_for(pid, kill_ms, status) == 0 ? 0 : 1;
 }
 
-int zs_run(const char *path, char *const argv[], int timeout_ms, char *out, unsigned outlen,
-	   char *err)
+static int run(const char *path, char *const argv[], char *const envp[], int timeout_ms,
+	       char *out, unsigned outlen, char *err)
 {
 	int fds[2], status;
 	size_t used = 0;
@@ -135,7 +144,7 @@ int zs_run(const char *path, char *const argv[], int timeout_ms, char *out, unsi
 
 	if (pipe2(fds, O_CLOEXEC))
 		return zs_fail(err, "pipe failed: %s", strerror(errno));
-	pid = zs_spawn(path, argv, fds[1], err);
+	pid = spawn(path, argv, envp, fds[1], err);
 	close(fds[1]);
 	if (pid < 0) {
 		close(fds[0]);
@@ -174,4 +183,30 @@ int zs_run(const char *path, char *const argv[], int timeout_ms, char *out, unsi
 	if (WEXITSTATUS(status) == 127)
 		return zs_fail(err, "%s could not be started", path);
 	return WEXITSTATUS(status);
+}
+
+int zs_run(const char *path, char *const argv[], int timeout_ms, char *out, unsigned outlen,
+	   char *err)
+{
+	return run(path, argv, clean_env, timeout_ms, out, outlen, err);
+}
+
+int zs_run_inherit(const char *prog, char *const argv[], int timeout_ms, char *out,
+		   unsigned outlen, char *err)
+{
+	extern char **environ;
+	const char *path = getenv("PATH");
+	char found[PATH_MAX];
+
+	if (strchr(prog, '/'))
+		return run(prog, argv, environ, timeout_ms, out, outlen, err);
+	for (const char *dir = path ? path : "/usr/bin:/bin"; *dir;) {
+		size_t len = strcspn(dir, ":");
+
+		snprintf(found, sizeof(found), "%.*s/%s", (int)len, len ? dir : ".", prog);
+		if (!access(found, X_OK))
+			return run(found, argv, environ, timeout_ms, out, outlen, err);
+		dir += len + (dir[len] == ':');
+	}
+	return zs_fail(err, "%s not found in PATH", prog);
 }

@@ -27,6 +27,12 @@ int zs_stop(pid_t pid, int term_ms, int kill_ms, int *status);
 int zs_run(const char *path, char *const argv[], int timeout_ms, char *out,
 	   unsigned outlen, char *err);
 
+/* As zs_run, for the administrator's command only, never for anything
+ * started from slurmstepd: looks prog up in PATH and keeps the caller's
+ * environment (scontrol needs SLURM_CONF). */
+int zs_run_inherit(const char *prog, char *const argv[], int timeout_ms, char *out,
+		   unsigned outlen, char *err);
+
 /* A monotonic clock in seconds. */
 double zs_now(void);
 

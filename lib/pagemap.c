@@ -323,60 +323,6 @@ int zs_descendants(pid_t root, pid_t exclude, pid_t **pids, size_t *n, char *err
 	return 0;
 }
 
-/* Runs argv (PATH lookup, this environment) and captures its output. */
-static int capture(char *const argv[], char *out, size_t outlen, int timeout_ms, char *err)
-{
-	int fds[2], status;
-	size_t used = 0;
-	pid_t pid;
-	double deadline = zs_now() + timeout_ms / 1000.0;
-
-	if (pipe2(fds, O_CLOEXEC))
-		return zs_fail(err, "pipe: %s", strerror(errno));
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return zs_fail(err, "fork: %s", strerror(errno));
-	}
-	if (!pid) {
-		int null = open("/dev/null", O_RDONLY);
-
-		if (null >= 0)
-			dup2(null, 0);
-		dup2(fds[1], 1);
-		dup2(fds[1], 2);
-		execvp(argv[0], argv);
-		dprintf(1, "cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	close(fds[1]);
-	for (;;) {
-		struct pollfd p = { .fd = fds[0], .events = POLLIN };
-		int left = (int)((deadline - zs_now()) * 1000.0);
-		ssize_t got;
-
-		if (left <= 0 || poll(&p, 1, left) <= 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			close(fds[0]);
-			return zs_fail(err, "%s did not answer within %d s", argv[0], timeout_ms / 1000);
-		}
-		got = read(fds[0], out + used, outlen - 1 - used);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		used += (size_t)got;
-		if (used == outlen - 1)
-			break;
-	}
-	out[used] = '\0';
-	close(fds[0]);
-	waitpid(pid, &status, 0);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 int zs_job_pids(const char *scontrol, const char *job, pid_t **pids, size_t *n, char *err)
 {
 	static char out[1 << 20];
@@ -388,7 +334,7 @@ int zs_job_pids(const char *scontrol, const char *job, pid_t **pids, size_t *n, 
 	*n = 0;
 	if (!*job || strspn(job, "0123456789_.") != strlen(job) || job[0] < '0' || job[0] > '9')
 		return zs_fail(err, "job '%s': expected a job id such as 1234 (or 1234.0 for one step)", job);
-	rc = capture(argv, out, sizeof(out), 30000, err);
+	rc = zs_run_inherit(argv[0], argv, 30000, out, sizeof(out), err);
 	if (rc < 0)
 		return -1;
 	if (rc) {

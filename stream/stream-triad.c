@@ -6,6 +6,7 @@
  * 3 could not measure, 4 a kernel computed a wrong result. */
 #include "config.h"
 #include "errbuf.h"
+#include "json.h"
 #include "memcache.h"
 #include "parse.h"
 #include "policy.h"
@@ -499,22 +500,6 @@ static int runtime_allowed(struct st_topo *t, char *err)
 /* Output order: triad first, the one the verdict uses. */
 static const enum st_kernel order[ST_NKERNELS] = { ST_TRIAD, ST_COPY, ST_SCALE, ST_ADD };
 
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 static void json_cpus(const struct st_result *r)
 {
 	putchar('[');
@@ -798,7 +783,7 @@ int main(int argc, char **argv)
 
 	if (o.json) {
 		printf("{\"version\":\"%s\",\"host\":", PACKAGE_VERSION);
-		json_string(host);
+		zs_json_string(stdout, host);
 		printf(",\"threads\":%d,\"cpus\":", plans[0].threads);
 		json_cpus(&plans[0].res);
 		printf(",\"size_bytes\":%llu,\"array_elements\":%llu,\"size_rule\":\"%s\"",

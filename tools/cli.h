@@ -27,7 +27,5 @@ int cli_policy(struct zs_policy *p, int argc, char **argv);
 /* Prints "zonesort <cmd>: <message>" to stderr and returns ZS_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* JSON string escaping for the --json outputs. */
-void cli_json_string(const char *s);
 
 #endif

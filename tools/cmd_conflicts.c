@@ -5,6 +5,7 @@
  * lib/slots.h. */
 #include "config.h"
 #include "cli.h"
+#include "json.h"
 #include "child.h"
 #include "conflicts.h"
 #include "errbuf.h"
@@ -60,7 +61,7 @@ static void print_json(const char *job, const pid_t *read, size_t nread, const p
 {
 	printf("{\"version\":\"" PACKAGE_VERSION "\",\"job\":");
 	if (job)
-		cli_json_string(job);
+		zs_json_string(stdout, job);
 	else
 		printf("null");
 	printf(",\"pids\":[");

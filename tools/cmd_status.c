@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* zonesort status: what the node has (memory-side caches, NUMA nodes), which
  * sorter would be used and whether it can be used, in human form or JSON. */
-#include "cli.h"
 #include "config.h"
+#include "cli.h"
+#include "json.h"
 #include "child.h"
 #include "conflicts.h"
 #include "kpageflags.h"
@@ -221,7 +222,7 @@ static void print_free_slots_json(const struct node_state *n, const struct zs_zo
 	}
 	if (fs->error[0]) {
 		printf("{\"error\":");
-		cli_json_string(fs->error);
+		zs_json_string(stdout, fs->error);
 		putchar('}');
 		return;
 	}
@@ -244,7 +245,7 @@ static void print_free_slots_json(const struct node_state *n, const struct zs_zo
 		const struct zs_zone *zz = &zones[zf->zone];
 
 		printf("%s{\"zone\":", z ? "," : "");
-		cli_json_string(zz->name);
+		zs_json_string(stdout, zz->name);
 		printf(",\"free_pages\":%llu,\"orders\":[", (unsigned long long)zf->free_pages);
 		for (unsigned o = 0; o < zf->norders; o++)
 			printf("%s%zu", o ? "," : "", zf->n[o]);
@@ -307,16 +308,16 @@ static void print_json(const struct zs_sorter *s, const struct zs_memcache *mc, 
 		       i ? "," : "", mc[i].node, (unsigned long long)mc[i].size, mc[i].line_size,
 		       mc[i].ways, mc[i].depth, mc[i].source);
 	printf("],\"sorter\":\"%s\",\"why\":", zs_sorter_kind_name(zs_sorter_backend(s)));
-	cli_json_string(zs_sorter_why(s));
+	zs_json_string(stdout, zs_sorter_why(s));
 	printf(",\"targets\":");
-	cli_json_string(zs_sorter_targets(s, buf, sizeof(buf)));
+	zs_json_string(stdout, zs_sorter_targets(s, buf, sizeof(buf)));
 	printf(",\"nodes\":[");
 	for (int i = 0; i < nn; i++) {
 		printf("%s{\"node\":%d,\"memory\":%lld,\"free\":%lld,\"cache_size\":%llu,\"target\":%s,\"works\":%s,\"detail\":",
 		       i ? "," : "", ns[i].node, ns[i].mem, ns[i].free,
 		       ns[i].cache ? (unsigned long long)ns[i].cache->size : 0ULL,
 		       ns[i].target ? "true" : "false", ns[i].works ? "true" : "false");
-		cli_json_string(ns[i].detail);
+		zs_json_string(stdout, ns[i].detail);
 		print_free_slots_json(&ns[i], zones, histogram);
 		putchar('}');
 	}
