@@ -405,6 +405,16 @@ int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *
 	return failed ? -1 : 0;
 }
 
+void zs_tally_add(struct zs_tally *into, const struct zs_tally *t)
+{
+	into->rounds += t->rounds;
+	into->sorted += t->sorted;
+	into->recent += t->recent;
+	into->busy += t->busy;
+	into->failed += t->failed;
+	into->seconds += t->seconds;
+}
+
 const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len)
 {
 	snprintf(buf, len, "%u sort%s, %u skipped (recent), %u busy, %u failed, %.3f s",

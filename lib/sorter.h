@@ -53,6 +53,8 @@ int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *
 
 const char *zs_outcome_name(enum zs_outcome o);
 
+void zs_tally_add(struct zs_tally *into, const struct zs_tally *t);
+
 /* "3 sorts, 1 skipped (recent), 0 busy, 0 failed, 0.012 s" */
 const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len);
 

@@ -184,12 +184,7 @@ static void log_summary(const char *where, const struct zs_request *r)
 	else {
 		struct zs_tally t = step.tally;
 
-		t.rounds += step.helper_tally.rounds;
-		t.sorted += step.helper_tally.sorted;
-		t.recent += step.helper_tally.recent;
-		t.busy += step.helper_tally.busy;
-		t.failed += step.helper_tally.failed;
-		t.seconds += step.helper_tally.seconds;
+		zs_tally_add(&t, &step.helper_tally);
 		char conflicts[96] = "";
 
 		/* The conflict fraction the periodic helper last sampled

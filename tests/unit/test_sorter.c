@@ -151,6 +151,8 @@ static void tally_lines(void)
 	ok(zs_tally_parse("rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.25 extra", &u), "trailing text refused");
 	zs_tally_describe(&t, buf, sizeof(buf));
 	err_has(buf, "2 sorts", "describe");
+	zs_tally_add(&u, &t);
+	ok(u.rounds == 6 && u.sorted == 4 && u.recent == 2 && u.seconds == 0.5, "add");
 }
 
 int main(void)
