@@ -10,19 +10,12 @@ source "$(dirname "$0")/../lib/env.sh"
 need tar make
 need_file "$ZS_SRCDIR/configure" "configure script (scripts/build runs autoreconf)"
 
-VERSION=$(sed -n "s/^PACKAGE_VERSION='\(.*\)'$/\1/p" "$ZS_SRCDIR/configure")
+source "$(dirname "$0")/dist.sh"
 work=$(mktemp -d /tmp/zs-pkg02.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-# A build directory of its own: make dist there cannot race other builds.
-mkdir "$work/build"
-if ! (cd "$work/build" && "$ZS_SRCDIR/configure" -q && make -s dist) > "$work/dist.log" 2>&1; then
-	ok "make dist succeeds" false
-	diag "$(tail -20 "$work/dist.log")"
-	done_testing
-	exit 1
-fi
-tarball=$work/build/zonesort-$VERSION.tar.gz
+make_dist "$work"
+tarball=$TARBALL
 ok "make dist makes zonesort-$VERSION.tar.gz" test -s "$tarball"
 list=$(tar tzf "$tarball")
 top=zonesort-$VERSION

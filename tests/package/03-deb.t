@@ -12,6 +12,7 @@
 set -u
 source "$(dirname "$0")/../lib/tap.sh"
 source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/dist.sh"
 need dpkg-buildpackage dh dh_dkms dkms lintian fakeroot dpkg-deb make tar gcc modinfo
 need_file "$ZS_SRCDIR/configure" "configure script (scripts/build runs autoreconf)"
 # The DKMS package ships kmod/Makefile; .gitignore's "Makefile" pattern
@@ -66,14 +67,9 @@ for p in "${PKGS[@]}"; do
 done
 
 # --- build ---------------------------------------------------------------
-mkdir "$work/build" "$work/src"
-if ! (cd "$work/build" && "$ZS_SRCDIR/configure" -q && make -s dist) > "$work/dist.log" 2>&1; then
-	ok "make dist succeeds" false
-	diag "$(tail -20 "$work/dist.log")"
-	done_testing
-	exit 1
-fi
-tar xzf "$work/build/zonesort-$VERSION.tar.gz" -C "$work/src"
+mkdir "$work/src"
+make_dist "$work"
+tar xzf "$TARBALL" -C "$work/src"
 src=$work/src/zonesort-$VERSION
 start=$SECONDS
 (cd "$src" && DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:+$DEB_BUILD_OPTIONS }parallel=$(nproc)" dpkg-buildpackage -us -uc -b) > "$work/dpkg-buildpackage.log" 2>&1

@@ -19,18 +19,12 @@ need_file "$ZS_SRCDIR/configure" "configure script (scripts/build runs autorecon
 # keeps it out of git unless it is excepted (!kmod/Makefile).
 need_file "$ZS_SRCDIR/kmod/Makefile" "kmod/Makefile, the DKMS package's module Makefile (tracked in git)"
 
-VERSION=$(sed -n "s/^PACKAGE_VERSION='\(.*\)'$/\1/p" "$ZS_SRCDIR/configure")
+source "$(dirname "$0")/dist.sh"
 work=$(mktemp -d /tmp/zs-pkg04.XXXXXX)
 trap '[ "$tap_failed" -gt 0 ] && echo "# logs kept in $work" || rm -rf "$work"' EXIT
 
-mkdir "$work/build"
-if ! (cd "$work/build" && "$ZS_SRCDIR/configure" -q && make -s dist) > "$work/dist.log" 2>&1; then
-	ok "make dist succeeds" false
-	diag "$(tail -20 "$work/dist.log")"
-	done_testing
-	exit 1
-fi
-tarball=$work/build/zonesort-$VERSION.tar.gz
+make_dist "$work"
+tarball=$TARBALL
 rpmbuild=(rpmbuild --define "_topdir $work/rpm")
 
 # --- source RPM ------------------------------------------------------------
