@@ -15,33 +15,8 @@ need_file "$ZS_STREAM_TRIAD" "the real stream-triad probe (build it: scripts/bui
 # jq_true ARGS...: jq -e, quiet; true when the filter yields true.
 jq_true() { jq -e "$@" >/dev/null; }
 
-T=$(mktemp -d /tmp/zs-nhc-epilog.XXXXXX)
-chmod 755 "$T"
-HIST=$T/history.jsonl
-cat > "$T/reboot-program" <<EOF
-#!/bin/sh
-echo "\$(date +%s) rebooted" >> $T/reboot.calls
-EOF
-chmod 755 "$T/reboot-program"
-
-# The runner reads its options from this file; slurmd passes nothing, so
-# it finds the file through slurmd's environment (ZS_HEALTH_CHECK_CONF).
-conf() {
-	printf '%s\n' "-P $ZS_STREAM_TRIAD -H $HIST -b $T/state/ -l $T/runner.log" "$*" > "$T/hc.conf"
-}
-export ZS_HEALTH_CHECK_CONF=$T/hc.conf
-conf -m 1GB/s
-
-cleanup() {
-	cluster_stop
-	if [ "$tap_failed" -gt 0 ]; then
-		diag "kept $T and $ZS_CLUSTER"
-		[ -f "$T/runner.log" ] && diag "runner.log:" "$(tail -15 "$T/runner.log")"
-	else
-		rm -rf "$T" "$ZS_CLUSTER"
-	fi
-}
-trap cleanup EXIT
+. "$(dirname "$0")/cluster-fixture.sh"
+nhc_cluster_fixture zs-nhc-epilog
 
 ok "cluster starts with the runner as Epilog" cluster_start \
 	"Epilog=$ZS_HEALTH_CHECK" "RebootProgram=$T/reboot-program" "ResumeTimeout=5"

@@ -14,31 +14,8 @@ need slurmctld slurmd munged scontrol sinfo squeue sbatch jq timeout flock
 need_file "$ZS_HEALTH_CHECK" "the runner zonesort-health-check"
 need_file "$ZS_STREAM_TRIAD" "the real stream-triad probe (build it: scripts/build)"
 
-T=$(mktemp -d /tmp/zs-nhc-hc.XXXXXX)
-chmod 755 "$T"
-HIST=$T/history.jsonl
-cat > "$T/reboot-program" <<EOF
-#!/bin/sh
-echo "\$(date +%s) rebooted" >> $T/reboot.calls
-EOF
-chmod 755 "$T/reboot-program"
-
-conf() {
-	printf '%s\n' "-P $ZS_STREAM_TRIAD -H $HIST -b $T/state/ -l $T/runner.log" "$*" > "$T/hc.conf"
-}
-export ZS_HEALTH_CHECK_CONF=$T/hc.conf
-conf -m 1GB/s
-
-cleanup() {
-	cluster_stop
-	if [ "$tap_failed" -gt 0 ]; then
-		diag "kept $T and $ZS_CLUSTER"
-		[ -f "$T/runner.log" ] && diag "runner.log:" "$(tail -15 "$T/runner.log")"
-	else
-		rm -rf "$T" "$ZS_CLUSTER"
-	fi
-}
-trap cleanup EXIT
+. "$(dirname "$0")/cluster-fixture.sh"
+nhc_cluster_fixture zs-nhc-hc
 
 lines() { if [ -f "$HIST" ]; then wc -l < "$HIST"; else echo 0; fi; }
 # more_lines N VERDICT: a history line after the first N has VERDICT.
