@@ -351,4 +351,7 @@ is "$(last_hist | jq -r .cached)" true "the second line is marked cached in the 
 check_hw_stream_triad -m 30 -t 1
 is "$(probe_runs)" 2 "other probe settings measure again"
 
+# Figures in reasons: one decimal, none when it rounds to a whole number.
+is "$(nhc_stream_triad_fmt_gbs 300) $(nhc_stream_triad_fmt_gbs 251.43) $(nhc_stream_triad_fmt_gbs 44.969) $(nhc_stream_triad_fmt_gbs 0.04)" \
+	"300 251.4 45 0" "bandwidths in reasons: 300, 251.4, 45 (from 44.969), 0"
 done_testing
