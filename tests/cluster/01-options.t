@@ -10,10 +10,7 @@ need srun sbatch salloc scontrol
 need_file "$ZS_PLUGIN" "SPANK plugin"
 need_file "$ZS_ZONESORT" "zonesort command"
 
-work=$(mktemp -d /tmp/zs-t01.XXXXXX)
-sortcount_start "$work"
-ZS_PLUGSTACK_ARGS="$SC_POLICY min_period=10" cluster_start || { ok "cluster starts" false; done_testing; exit 1; }
-trap 'cluster_stop; sortcount_stop; rm -rf "$work"' EXIT
+sortcount_cluster zs-t01 min_period=10
 
 for cmd in srun sbatch salloc; do
 	help=$($cmd --help 2>&1)

@@ -11,10 +11,7 @@ need srun sbatch scontrol
 need_file "$ZS_PLUGIN" "SPANK plugin"
 need_file "$ZS_ZONESORT" "zonesort command"
 
-work=$(mktemp -d /tmp/zs-t02.XXXXXX)
-sortcount_start "$work"
-ZS_PLUGSTACK_ARGS="$SC_POLICY min_period=1" cluster_start || { ok "cluster starts" false; done_testing; exit 1; }
-trap 'cluster_stop; sortcount_stop; rm -rf "$work"' EXIT
+sortcount_cluster zs-t02 min_period=1
 
 # run_job SITE-ARGS OPTION... -> sets JOB and SORTS
 run_job() {

@@ -10,10 +10,7 @@ need srun scontrol pgrep
 need_file "$ZS_PLUGIN" "SPANK plugin"
 need_file "$ZS_ZONESORT" "zonesort command"
 
-work=$(mktemp -d /tmp/zs-t03.XXXXXX)
-sortcount_start "$work"
-ZS_PLUGSTACK_ARGS="$SC_POLICY min_period=1" cluster_start || { ok "cluster starts" false; done_testing; exit 1; }
-trap 'cluster_stop; sortcount_stop; rm -rf "$work"' EXIT
+sortcount_cluster zs-t03 min_period=1
 
 helpers() { pgrep -f "$ZS_ZONESORT run --every .* statedir=$work/state" | tr '\n' ' '; }
 wall() { local t0=$(date +%s.%N); "$@" >/dev/null; awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }'; }

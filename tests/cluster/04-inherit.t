@@ -10,10 +10,7 @@ need srun sbatch salloc scontrol
 need_file "$ZS_PLUGIN" "SPANK plugin"
 need_file "$ZS_ZONESORT" "zonesort command"
 
-work=$(mktemp -d /tmp/zs-t04.XXXXXX)
-sortcount_start "$work"
-ZS_PLUGSTACK_ARGS="$SC_POLICY min_period=1 default=on" cluster_start || { ok "cluster starts" false; done_testing; exit 1; }
-trap 'cluster_stop; sortcount_stop; rm -rf "$work"' EXIT
+sortcount_cluster zs-t04 min_period=1 default=on
 
 sortcount_reset
 JOB=$(sbatch --parsable -o /dev/null --zonesort=off --wrap 'srun true; sleep 1.2; srun --zonesort=on true; srun --zonesort=30 true')

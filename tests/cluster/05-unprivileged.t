@@ -10,11 +10,7 @@ need srun runuser scontrol pgrep
 need_file "$ZS_PLUGIN" "SPANK plugin"
 need_file "$ZS_ZONESORT" "zonesort command"
 
-work=$(mktemp -d /tmp/zs-t05.XXXXXX)
-chmod 755 "$work"
-sortcount_start "$work"
-ZS_PLUGSTACK_ARGS="$SC_POLICY min_period=1" cluster_start || { ok "cluster starts" false; done_testing; exit 1; }
-trap 'cluster_stop; sortcount_stop; rm -rf "$work"' EXIT
+sortcount_cluster zs-t05 min_period=1
 
 # What a user might try: a helper of their own on PATH and in variables,
 # and forged plugin option variables.

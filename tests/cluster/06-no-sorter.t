@@ -14,7 +14,7 @@ need_file "$ZS_ZONESORT" "zonesort command"
 work=$(mktemp -d /tmp/zs-t06.XXXXXX)
 mkdir -p "$work/empty" "$work/state" "$work/broken"
 nosorter="sorter=auto sysfs=$work/empty node_sysfs=$work/empty statedir=$work/state min_period=1 helper=$ZS_ZONESORT"
-ZS_PLUGSTACK_ARGS="$nosorter" cluster_start || { ok "cluster starts" false; done_testing; exit 1; }
+ZS_PLUGSTACK_ARGS="$nosorter" cluster_start_or_bail
 trap 'cluster_stop; rm -rf "$work"' EXIT
 
 out=$(srun --zonesort=1 sh -c 'echo $SLURM_JOB_ID; echo output; sleep 1.5; exit 3' 2>&1); rc=$?

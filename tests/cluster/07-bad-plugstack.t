@@ -9,7 +9,7 @@ need srun sbatch scontrol
 need_file "$ZS_PLUGIN" "SPANK plugin"
 
 work=$(mktemp -d /tmp/zs-t07.XXXXXX)
-ZS_PLUGSTACK_ARGS="sorter=none statedir=$work" cluster_start || { ok "cluster starts" false; done_testing; exit 1; }
+ZS_PLUGSTACK_ARGS="sorter=none statedir=$work" cluster_start_or_bail
 trap 'cluster_stop; rm -rf "$work"' EXIT
 
 check_refused() {	# plugstack-args expected-fragment

@@ -10,10 +10,7 @@ need srun scontrol pgrep
 need_file "$ZS_PLUGIN" "SPANK plugin"
 need_file "$ZS_ZONESORT" "zonesort command"
 
-work=$(mktemp -d /tmp/zs-t08.XXXXXX)
-sortcount_start "$work"
-ZS_PLUGSTACK_ARGS="$SC_POLICY min_period=1" cluster_start || { ok "cluster starts" false; done_testing; exit 1; }
-trap 'cluster_stop; sortcount_stop; rm -rf "$work"' EXIT
+sortcount_cluster zs-t08 min_period=1
 
 srun --zonesort=1 sleep 60 >/dev/null 2>&1 &
 srun_pid=$!

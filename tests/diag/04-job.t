@@ -14,7 +14,7 @@ need_file "$ZS_ZONESORT" "zonesort command"
 T=$(mktemp -d /tmp/zs-diag04.XXXXXX)
 chmod 755 "$T"
 ok "alloc-touch builds" build_alloc "$T"
-cluster_start || { ok "cluster starts" false; done_testing; exit 1; }
+cluster_start_or_bail
 trap 'cluster_stop; rm -rf "$T"' EXIT
 ST="statedir=$T/state"
 

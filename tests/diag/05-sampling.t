@@ -20,8 +20,7 @@ chmod 755 "$work"
 ok "alloc-touch builds" build_alloc "$work"
 sortcount_start "$work"
 POLICY="$SC_POLICY min_period=1"
-ZS_PLUGSTACK_ARGS="$POLICY sample_conflicts=yes cache_size=64M ways=1" cluster_start ||
-	{ ok "cluster starts" false; done_testing; exit 1; }
+ZS_PLUGSTACK_ARGS="$POLICY sample_conflicts=yes cache_size=64M ways=1" cluster_start_or_bail
 trap 'cluster_stop; sortcount_stop; rm -rf "$work"' EXIT
 
 # step_line ARGS...: runs one srun and prints the step's summary line.

@@ -5,6 +5,8 @@
 #   cluster_start [slurm.conf lines...]   start; exports SLURM_CONF, ZS_CLUSTER;
 #                                         loads the plugin with $ZS_PLUGSTACK_ARGS
 #                                         when that variable is set
+#   cluster_start_or_bail [lines...]      cluster_start, or fail the test file
+#                                         ("cluster starts") and exit
 #   cluster_plugstack [args...]           (re)write plugstack.conf with the plugin
 #   cluster_no_plugstack                  an empty plugstack.conf
 #   cluster_reconfigure                   scontrol reconfigure and wait
@@ -105,6 +107,13 @@ CONF
 		tail -5 "$d/log/slurmctld.log" "$d/log/slurmd.log" 2>/dev/null | sed 's/^/# /' >&2
 		return 1
 	}
+}
+
+cluster_start_or_bail() {
+	cluster_start "$@" && return 0
+	ok "cluster starts" false
+	done_testing
+	exit 1
 }
 
 cluster_node_state() {

@@ -9,6 +9,11 @@
 #   sortcount_reset          forget the recorded sorts and the plugin's
 #                            last-sort times (statedir DIR/state)
 #   sortcount_stop
+#   sortcount_cluster PREFIX [PLUGSTACK-ARGS...]
+#                            all of it for a cluster test: a work directory
+#                            $work (mode 755), the counting interface, a
+#                            cluster loading the plugin with $SC_POLICY and
+#                            these arguments, and a trap that undoes it
 
 sortcount_start() {
 	SC_DIR=$1
@@ -21,6 +26,15 @@ sortcount_start() {
 	cat <&"$SC_FD" >> "$SC_DIR/writes" &
 	SC_PID=$!
 	SC_POLICY="sorter=kernel sysfs=$SC_DIR/sysfs statedir=$SC_DIR/state nodes=0 helper=$ZS_ZONESORT"
+}
+
+sortcount_cluster() {
+	local prefix=$1; shift
+	work=$(mktemp -d "/tmp/$prefix.XXXXXX")
+	chmod 755 "$work"
+	sortcount_start "$work"
+	trap 'cluster_stop; sortcount_stop; rm -rf "$work"' EXIT
+	ZS_PLUGSTACK_ARGS="$SC_POLICY $*" cluster_start_or_bail
 }
 
 sortcount() {
