@@ -6,14 +6,8 @@
 set -u
 source "$(dirname "$0")/../lib/tap.sh"
 source "$(dirname "$0")/../lib/env.sh"
-# The probe reads these; the tests set them where they mean to.
-unset OMP_NUM_THREADS OMP_PROC_BIND OMP_PLACES GOMP_CPU_AFFINITY ZS_STREAM_CORRUPT
 need jq
-need_file "$ZS_STREAM_TRIAD" "stream-triad"
-S=$ZS_STREAM_TRIAD
-tmp=$(mktemp -d /tmp/zs-stream02.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-run() { out=$("$@" 2>"$tmp/err"); rc=$?; err=$(cat "$tmp/err"); }
+source "$(dirname "$0")/probe.sh"
 
 for k in triad all copy,scale add; do
 	run env ZS_STREAM_CORRUPT=1 "$S" --json --size 96M --repeats 3 --kernels "$k"

@@ -5,14 +5,8 @@
 set -u
 source "$(dirname "$0")/../lib/tap.sh"
 source "$(dirname "$0")/../lib/env.sh"
-# The probe reads these; the tests set them where they mean to.
-unset OMP_NUM_THREADS OMP_PROC_BIND OMP_PLACES GOMP_CPU_AFFINITY ZS_STREAM_CORRUPT
 need jq
-need_file "$ZS_STREAM_TRIAD" "stream-triad"
-S=$ZS_STREAM_TRIAD
-tmp=$(mktemp -d /tmp/zs-stream03.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-run() { out=$("$@" 2>"$tmp/err"); rc=$?; err=$(cat "$tmp/err"); }
+source "$(dirname "$0")/probe.sh"
 
 # Far below and far above what any machine measures.
 for bw in 1MB/s 0.001 0.5GB/s 1GiB/s 100MiB/s; do

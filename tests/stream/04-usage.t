@@ -5,13 +5,7 @@
 set -u
 source "$(dirname "$0")/../lib/tap.sh"
 source "$(dirname "$0")/../lib/env.sh"
-# The probe reads these; the tests set them where they mean to.
-unset OMP_NUM_THREADS OMP_PROC_BIND OMP_PLACES GOMP_CPU_AFFINITY ZS_STREAM_CORRUPT
-need_file "$ZS_STREAM_TRIAD" "stream-triad"
-S=$ZS_STREAM_TRIAD
-tmp=$(mktemp -d /tmp/zs-stream04.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-run() { out=$("$@" 2>"$tmp/err"); rc=$?; err=$(cat "$tmp/err"); }
+source "$(dirname "$0")/probe.sh"
 
 # bad ARGS... -- WORD REGEX: exit 2, WORD (the bad value) in the message,
 # REGEX (what is accepted) too.

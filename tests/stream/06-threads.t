@@ -6,15 +6,8 @@
 set -u
 source "$(dirname "$0")/../lib/tap.sh"
 source "$(dirname "$0")/../lib/env.sh"
-# The probe reads these; the tests set them where they mean to.
-unset OMP_NUM_THREADS OMP_PROC_BIND OMP_PLACES GOMP_CPU_AFFINITY ZS_STREAM_CORRUPT
 need jq taskset lscpu
-need_file "$ZS_STREAM_TRIAD" "stream-triad"
-S=$ZS_STREAM_TRIAD
-tmp=$(mktemp -d /tmp/zs-stream06.XXXXXX)
-bg=
-trap '[ -n "$bg" ] && kill "$bg" 2>/dev/null; rm -rf "$tmp"' EXIT
-run() { out=$("$@" 2>"$tmp/err"); rc=$?; err=$(cat "$tmp/err"); }
+source "$(dirname "$0")/probe.sh"
 jv() { printf '%s' "$out" | jq -c "$1"; }
 
 # expand "0-2,5" to "0 1 2 5"
