@@ -114,7 +114,10 @@ static int scale_with_unit(const char *s, const struct unit *units, bool exact_c
 }
 
 /* Sizes are computed in integers: a double cannot hold every byte count
- * (2^53 + 1) and turns an overflow into 2^63 silently. */
+ * (2^53 + 1) and turns an overflow into 2^63 silently. They stop at
+ * 2^63 - 1, the range of the signed 64-bit sizes the kernel and modprobe
+ * parameters take. */
+#define SIZE_MAX_BYTES ((uint64_t)INT64_MAX)
 int zs_parse_size(const char *what, const char *s, uint64_t *out, char *err)
 {
 	static const struct {
@@ -137,9 +140,9 @@ int zs_parse_size(const char *what, const char *s, uint64_t *out, char *err)
 		s = p = "";
 	for (; isdigit((unsigned char)*p); p++, digits = true) {
 		whole = whole * 10 + (unsigned)(*p - '0');
-		if (whole > UINT64_MAX)
+		if (whole > SIZE_MAX_BYTES)
 			return zs_fail(err, "%s: '%s' is too large; sizes go up to %llu bytes", what, s,
-				       (unsigned long long)UINT64_MAX);
+				       (unsigned long long)SIZE_MAX_BYTES);
 	}
 	if (*p == '.') {
 		for (p++; isdigit((unsigned char)*p); p++, digits = true) {
@@ -158,16 +161,16 @@ int zs_parse_size(const char *what, const char *s, uint64_t *out, char *err)
 	/* A fraction needs a unit: "1.5" bytes is a typo, not a size. */
 	if (!factor || (scale > 1 && !*unit))
 		goto bad;
-	if (whole > UINT64_MAX / factor)
+	if (whole > SIZE_MAX_BYTES / factor + 1)
 		return zs_fail(err, "%s: '%s' is too large; sizes go up to %llu bytes", what, s,
-			       (unsigned long long)UINT64_MAX);
+			       (unsigned long long)SIZE_MAX_BYTES);
 	v = (whole * scale + frac) * factor;
 	if (v % scale)
 		return zs_fail(err, "%s: '%s' is not a whole number of bytes", what, s);
 	v /= scale;
-	if (v > UINT64_MAX)
+	if (v > SIZE_MAX_BYTES)
 		return zs_fail(err, "%s: '%s' is too large; sizes go up to %llu bytes", what, s,
-			       (unsigned long long)UINT64_MAX);
+			       (unsigned long long)SIZE_MAX_BYTES);
 	*out = (uint64_t)v;
 	return 0;
 bad:

@@ -18,7 +18,7 @@ int zs_parse_bool(const char *what, const char *s, bool *out, char *err);
 
 /* A byte count: digits with an optional unit. K, M, G, T and KiB, MiB, GiB,
  * TiB are binary (1024^n); KB, MB, GB, TB are decimal (1000^n); B or no unit
- * means bytes. Computed exactly in integers; a value above 2^64 - 1 is an
+ * means bytes. Computed exactly in integers; a value above 2^63 - 1 is an
  * error. Fractions are allowed with a unit when they come to a whole number
  * of bytes ("1.5GiB"; "1.5B" is refused). */
 int zs_parse_size(const char *what, const char *s, uint64_t *out, char *err);
