@@ -107,9 +107,9 @@ done
 run "$Z" conflicts $$ --cache-size 64M --ways 3 "$ST"
 is "$RC" 2 "--ways 3 with 64 MiB: usage error (no whole page slots)"
 like "$ERR" "--ways 3" "and names the ways"
-run "$Z" conflicts $$ "$ST" cache_size=3M ways=1
-is "$RC" 2 "cache_size=3M as a policy word: usage error"
-like "$ERR" "cache_size=3M" "and names the word"
+run "$Z" conflicts $$ "$ST" cache_size=12345 ways=1
+is "$RC" 2 "cache_size=12345 as a policy word: usage error"
+like "$ERR" "cache_size=12345" "and names the word"
 
 for opt in "--cache-size 0" "--ways 0" "--fraction 0" "--fraction 150%x" "--fraction 17"; do
 	run "$Z" status $opt "$ST"
