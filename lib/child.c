@@ -102,7 +102,7 @@ static char *const clean_env[] = {
 	"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL,
 };
 
-static int pidfd_of(pid_t pid)
+int zs_pidfd_open(pid_t pid)
 {
 #ifdef SYS_pidfd_open
 	return (int)syscall(SYS_pidfd_open, pid, 0);
@@ -205,7 +205,7 @@ static int spawn(const char *path, char *const argv[], char *const envp[], int o
 	go[0] = report[1] = -1;
 	c->pid = pid;
 	/* Our unreaped child, still waiting for the go: the pid is its. */
-	c->pidfd = pidfd_of(pid);
+	c->pidfd = zs_pidfd_open(pid);
 	if (write(go[1], "g", 1) != 1) {
 		zs_fail(err, "cannot start %s: %s", path, strerror(errno));
 		zs_stop(c, 0, 1000);

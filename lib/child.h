@@ -42,6 +42,9 @@ int zs_child_wait(struct zs_child *c, int timeout_ms);
  * ended (and releases c), 1 when it would not die in time. */
 int zs_stop(struct zs_child *c, int term_ms, int kill_ms);
 
+/* pidfd_open(pid, 0), or -1 with errno (ENOSYS before Linux 5.3). */
+int zs_pidfd_open(pid_t pid);
+
 /* Closes the pidfd. */
 void zs_child_release(struct zs_child *c);
 

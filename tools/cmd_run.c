@@ -58,17 +58,6 @@ static void note_failure(void *ctx, const struct zs_node_result *r)
 		snprintf(rc->errors[rc->nerrors++], ZS_ERRLEN, "%s", r->msg);
 }
 
-static int open_parent(pid_t parent)
-{
-#ifdef SYS_pidfd_open
-	return (int)syscall(SYS_pidfd_open, parent, 0);
-#else
-	(void)parent;
-	errno = ENOSYS;
-	return -1;
-#endif
-}
-
 /* True while the watched process lives. pidfd polls readable when it exits;
  * without pidfd (kernels before 5.3) a changed parent pid tells us. */
 static bool parent_alive(pid_t parent, int pidfd)
@@ -223,7 +212,7 @@ int cmd_run(int argc, char **argv)
 	if (cli_policy(&policy, argc - optind, argv + optind))
 		return ZS_EXIT_USAGE;
 	if (parent) {
-		pidfd = open_parent((pid_t)parent);
+		pidfd = zs_pidfd_open((pid_t)parent);
 		if (pidfd < 0 && errno == ESRCH)
 			return ZS_EXIT_OK;
 	}
