@@ -209,10 +209,10 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 	char *optarg = NULL;
 	struct zs_request r;
 
-	/* slurm_spank_init parsed the same arguments in this process just
-	 * before; had they been bad, Slurm would not call this. */
-	(void)ac;
-	(void)av;
+	/* Slurm 22.05 calls this without slurm_spank_init: parse here. A bad
+	 * line is logged and the job runs unsorted; the node is not drained. */
+	if (load_policy(ac, av))
+		return 0;
 	spank_get_item(sp, S_JOB_ID, &step.job);
 	r = policy.dflt;
 	if (spank_option_getopt(sp, &zonesort_option, &optarg) == ESPANK_SUCCESS) {
