@@ -58,17 +58,6 @@ static void note_failure(void *ctx, const struct zs_node_result *r)
 		snprintf(rc->errors[rc->nerrors++], ZS_ERRLEN, "%s", r->msg);
 }
 
-static int open_parent(pid_t parent)
-{
-#ifdef SYS_pidfd_open
-	return (int)syscall(SYS_pidfd_open, parent, 0);
-#else
-	(void)parent;
-	errno = ENOSYS;
-	return -1;
-#endif
-}
-
 /* True while the watched process lives. pidfd polls readable when it exits;
  * without pidfd (kernels before 5.3) a changed parent pid tells us. */
 static bool parent_alive(pid_t parent, int pidfd)
@@ -204,8 +193,8 @@ int cmd_run(int argc, char **argv)
 		case 'h':
 			printf("usage: zonesort run --every SECONDS [--parent PID] [--count N] [--sample PID] [key=value ...]\n"
 			       "Sorts the target nodes every SECONDS (1-86400), first after one period,\n"
-			       "until SIGTERM, until process PID exits, or after N rounds. A round is\n"
-			       "skipped for a node sorted less than half a period ago by anyone.\n"
+			       "until SIGTERM, until process PID exits, or after N rounds. A node sorted\n"
+			       "by anyone less than max(min_period, SECONDS/2) ago is skipped.\n"
 			       "Prints the running totals after each round:\n"
 			       "  rounds=R sorted=S recent=R busy=B failed=F seconds=T\n"
 			       "With --sample PID, also measures after each round the cache-slot\n"
@@ -223,7 +212,7 @@ int cmd_run(int argc, char **argv)
 	if (cli_policy(&policy, argc - optind, argv + optind))
 		return ZS_EXIT_USAGE;
 	if (parent) {
-		pidfd = open_parent((pid_t)parent);
+		pidfd = zs_pidfd_open((pid_t)parent);
 		if (pidfd < 0 && errno == ESRCH)
 			return ZS_EXIT_OK;
 	}
@@ -258,7 +247,10 @@ int cmd_run(int argc, char **argv)
 			sm.off = false;
 		}
 	}
-	unsigned min_interval = (unsigned)every / 2;
+	/* min_period is the least time between two sorts of a node by any
+	 * writer; another helper's or step's sort within half our period also
+	 * makes ours redundant. */
+	unsigned min_interval = zs_helper_min_interval(policy.min_period, (unsigned)every);
 	double next = zs_now() + (double)every;
 
 	for (;;) {
@@ -267,7 +259,19 @@ int cmd_run(int argc, char **argv)
 		wait_until(next, (pid_t)parent, pidfd, &unblocked);
 		if (stop_requested || !parent_alive((pid_t)parent, pidfd))
 			break;
+		long long before = zs_sorter_last_start(s);
+
 		zs_sorter_sort(s, min_interval, &tally, note_failure, &ctx);
+		/* Our next sort is due a full period after this one began, so it
+		 * is never refused as too recent by our own stamp however late
+		 * this round started (every >= min_interval). */
+		if (zs_sorter_last_start(s) != before) {
+			long long since = zs_boottime_ns() - zs_sorter_last_start(s);
+
+			/* The clock read last makes next fall a little after the
+			 * sort's start, never before; 1 ms more for rounding. */
+			next = zs_now() - (double)since / 1e9 + 0.001;
+		}
 		for (unsigned i = 0; i < ctx.nerrors; i++) {
 			snprintf(line, sizeof(line), "error: %s\n", ctx.errors[i]);
 			emit(line, false);

@@ -28,8 +28,8 @@ if [ -n "$helper_pid" ]; then
 	env_of_helper=$(tr '\0' '\n' < /proc/"$helper_pid"/environ)
 	is "$(printf '%s\n' "$env_of_helper" | sort | tr '\n' ' ')" "LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin " \
 		"the helper's environment is the fixed minimal one"
-	is "$(ls /proc/"$helper_pid"/fd | sort -n | tr '\n' ' ')" "0 1 2 3 " \
-		"the helper holds only stdin, its report pipe and its pidfd"
+	is "$(ls /proc/"$helper_pid"/fd | wc -l) $(ls /proc/"$helper_pid"/fd | sort -n | head -3 | tr '\n' ' ')" "5 0 1 2 " \
+		"the helper holds only stdin, its report pipe, its pidfd and the checked state directory"
 fi
 wait $srun_pid
 JOB=$(cat "$work/job")

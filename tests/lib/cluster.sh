@@ -100,7 +100,8 @@ CONF
 
 	slurmctld -D -c -f "$SLURM_CONF" >> "$d/log/slurmctld.out" 2>&1 &
 	ZS_CLUSTER_PIDS=$!
-	slurmd -D -N "$ZS_NODE" -f "$SLURM_CONF" >> "$d/log/slurmd.out" 2>&1 &
+	# ZS_SLURMD_WRAP: a command slurmd runs under (a test's pid namespace).
+	${ZS_SLURMD_WRAP:-} slurmd -D -N "$ZS_NODE" -f "$SLURM_CONF" >> "$d/log/slurmd.out" 2>&1 &
 	ZS_CLUSTER_PIDS="$ZS_CLUSTER_PIDS $!"
 	cluster_wait_idle 30 || {
 		echo "# cluster did not come up; slurmctld.log tail:" >&2
