@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "child.h"
 #include "conflicts.h"
+#include "metrics.h"
 #include "parse.h"
 #include "sorter.h"
 
@@ -267,7 +268,12 @@ int cmd_run(int argc, char **argv)
 		wait_until(next, (pid_t)parent, pidfd, &unblocked);
 		if (stop_requested || !parent_alive((pid_t)parent, pidfd))
 			break;
+		struct zs_tally before = tally;
+
 		zs_sorter_sort(s, min_interval, &tally, note_failure, &ctx);
+		if (zs_metrics_sorts(&policy, NULL, zs_sorter_kind_name(zs_sorter_backend(s)), &before,
+				     &tally, err) && ctx.nerrors < 4)
+			snprintf(ctx.errors[ctx.nerrors++], ZS_ERRLEN, "%s", err);
 		for (unsigned i = 0; i < ctx.nerrors; i++) {
 			snprintf(line, sizeof(line), "error: %s\n", ctx.errors[i]);
 			emit(line, false);
@@ -281,6 +287,10 @@ int cmd_run(int argc, char **argv)
 				emit(line, false);
 				sm.off = true;
 			} else if (got == 0) {
+				if (zs_metrics_sample(&policy, NULL, &sm.last, err)) {
+					snprintf(line, sizeof(line), "error: %s\n", err);
+					emit(line, false);
+				}
 				zs_sample_format(&sm.last, line, sizeof(line) - 1);
 				strcat(line, "\n");
 				emit(line, false);
