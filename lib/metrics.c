@@ -135,7 +135,7 @@ void zs_prom_label(FILE *f, const char *value)
 int zs_prom_publish(const char *dir, const char *name, const char *text, size_t len, char *err)
 {
 	char why[ZS_ERRLEN];
-	int fd = zs_textfile_dir(dir, false, 0755, why);
+	int fd = zs_textfile_dir(dir, true, 0755, why);
 	int rc;
 
 	if (fd < 0)

@@ -74,12 +74,14 @@ static void print_human(uint32_t job, const struct zs_report_step *st, unsigned 
 
 			printf("      cache-slot conflicts: %.1f%% of the step's %llu pages shared a slot; random placement: %.1f%%",
 			       100.0 * f, (unsigned long long)r->sample.pages, 100.0 * rnd);
-			if (f > rnd)
-				printf(" (worse than random: %.1fx)\n", rnd > 0 ? f / rnd : 0.0);
-			else if (f > 0)
+			if (f == 0)
+				printf(" (none collided)\n");
+			else if (f > 1.1 * rnd)
+				printf(" (%.1fx worse than random)\n", rnd > 0 ? f / rnd : 0.0);
+			else if (f < 0.9 * rnd)
 				printf(" (%.1fx fewer than random)\n", rnd / f);
 			else
-				printf(" (none collided)\n");
+				printf(" (about as many as random placement)\n");
 		} else if (r->sampling && strcmp(r->where, "prolog")) {
 			printf("      cache-slot conflicts: not sampled (the step ended before the first period)\n");
 		} else if (strcmp(r->where, "prolog")) {
