@@ -55,7 +55,7 @@ like "$text" "cache-slot conflicts: [0-9.]+% of the step's [0-9]+ pages shared a
 	"the sampled conflicts next to random placement"
 
 json=$(report nobody --job "$JOB" --json)
-ok "--json is one JSON object" jq -e 'type == "object"' <<< "$json" >/dev/null
+ok "--json is one JSON object" jq -e 'type == "object"' <<< "$json" > "$work/jq.out"
 total=$(jq '[.records[].sorts.sorted] | add' <<< "$json")
 is "$total" "$sorts" "its sorts add up to the writes the kernel interface saw ($sorts)"
 is "$(jq -r '[.records[].where] | join(",")' <<< "$json")" "prolog,step 0" "one record for the prolog, one for the step"
@@ -80,7 +80,7 @@ is "$rc" 1 "nobody asking for daemon's job fails"
 is "$out" "zonesort report: job $djob belongs to daemon (uid 1); you may see only your own jobs" "with a clear message"
 out=$(report nobody --job "$rjob" 2>&1)
 like "$out" "job $rjob belongs to root \(uid 0\); you may see only your own jobs" "root's job is refused too"
-fails "and the file itself is closed to nobody" as nobody cat "$reports/$djob" 2>/dev/null
+fails "and the file itself is closed to nobody" as nobody sh -c "cat '$reports/$djob' 2>/dev/null"
 like "$(report daemon --job "$djob")" "step 0 +on zsnode: zonesort=off, no sort" "daemon sees their own job, sorting off"
 like "$("$ZS_ZONESORT" report --job "$djob" statedir="$work/state")" "zonesort=off" "root sees any job"
 out=$(report nobody --job 4000000 2>&1); rc=$?
