@@ -4,6 +4,7 @@
 #include "errbuf.h"
 #include "policy.h"
 #include "statedir.h"
+#include "textfile.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -247,7 +248,7 @@ static int read_copy(int dirfd, const char *name, struct zs_memcache **out, int 
 {
 	char boot[64], text[65536];
 
-	if (zs_boot_id(boot, sizeof(boot)) || zs_statedir_read(dirfd, name, text, sizeof(text)) < 0)
+	if (zs_boot_id(boot, sizeof(boot)) || zs_textfile_read(dirfd, name, text, sizeof(text)) < 0)
 		return -1;
 	return zs_memcache_parse_copy(text, boot, out, count);
 }
@@ -266,7 +267,7 @@ static void write_copy(int dirfd, const char *name, const struct zs_memcache *mc
 					 mc[i].depth, mc[i].extended_linear ? 1 : 0,
 					 (unsigned long long)mc[i].base_pfn);
 	if (used < cap)
-		zs_statedir_write(dirfd, name, text, NULL);
+		zs_textfile_replace(dirfd, name, text, strlen(text), 0644, (uid_t)-1, NULL);
 	free(text);
 }
 

@@ -25,6 +25,7 @@ void zs_policy_defaults(struct zs_policy *p)
 	strcpy(p->node_sysfs, "/sys/devices/system/node");
 	strcpy(p->statedir, "/run/zonesort");
 	snprintf(p->helper, sizeof(p->helper), "%s", ZS_HELPER_PATH);
+	p->report_days = 7;
 }
 
 const char *zs_sorter_kind_name(enum zs_sorter_kind k)
@@ -136,8 +137,14 @@ int zs_policy_set(struct zs_policy *p, const char *word, char *err)
 			p->ways = (unsigned)n;
 	} else if (!strcmp(key, "sample_conflicts")) {
 		rc = zs_parse_bool(what, v, &p->sample_conflicts, err);
+	} else if (!strcmp(key, "prometheus_dir")) {
+		rc = set_path(key, v, p->prometheus_dir, sizeof(p->prometheus_dir), err);
+	} else if (!strcmp(key, "report_days")) {
+		rc = zs_parse_u64(what, v, 0, 366, &n, err);
+		if (!rc)
+			p->report_days = (unsigned)n;
 	} else {
-		rc = zs_fail(err, "unknown argument '%s'; known keys: default, allow_off, min_period, sorter, modprobe, drop_caches, nodes, sysfs, node_sysfs, statedir, helper, cache_size, ways, sample_conflicts",
+		rc = zs_fail(err, "unknown argument '%s'; known keys: default, allow_off, min_period, sorter, modprobe, drop_caches, nodes, sysfs, node_sysfs, statedir, helper, cache_size, ways, sample_conflicts, prometheus_dir, report_days",
 			     word);
 	}
 	free(key);

@@ -46,6 +46,8 @@ struct zs_policy {
 					 * multiple of ways x page size */
 	unsigned ways;			/* ways=<n>, 0 = discover */
 	bool sample_conflicts;		/* sample_conflicts=yes|no */
+	char prometheus_dir[PATH_MAX];	/* prometheus_dir=<textfile dir>, "" = none (metrics.h) */
+	unsigned report_days;		/* report_days=<days> users' job reports are kept, 0 = none (report.h) */
 };
 
 void zs_policy_defaults(struct zs_policy *p);

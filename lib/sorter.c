@@ -5,6 +5,7 @@
 #include "memcache.h"
 #include "nodeset.h"
 #include "statedir.h"
+#include "textfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -296,7 +297,7 @@ static long long last_sorted_ns(struct zs_sorter *s, int node)
 	int end = 0;
 
 	stamp_name(node, name, sizeof(name));
-	if (state_dir(s, NULL) < 0 || zs_statedir_read(s->statefd, name, text, sizeof(text)) < 0 ||
+	if (state_dir(s, NULL) < 0 || zs_textfile_read(s->statefd, name, text, sizeof(text)) < 0 ||
 	    zs_boot_id(want, sizeof(want)))
 		return -1;
 	if (sscanf(text, "boot %63s %lld%n", boot, &v, &end) != 2 || (text[end] && text[end] != '\n') ||
@@ -313,7 +314,7 @@ static void stamp(struct zs_sorter *s, int node, long long started_ns)
 	if (zs_boot_id(boot, sizeof(boot)))
 		return;
 	snprintf(text, sizeof(text), "boot %s %lld\n", boot, started_ns);
-	zs_statedir_write(s->statefd, name, text, NULL);
+	zs_textfile_replace(s->statefd, name, text, strlen(text), 0644, (uid_t)-1, NULL);
 }
 
 /* Nodes are sorted one writer at a time per machine. A held lock means a
@@ -327,7 +328,7 @@ static int take_lock(struct zs_sorter *s, int *fd, char *msg, size_t len)
 		snprintf(msg, len, "%s", err);
 		return -1;
 	}
-	*fd = zs_statedir_lockfile(s->statefd, "lock", err);
+	*fd = zs_textfile_lockfile(s->statefd, "lock", err);
 	if (*fd < 0) {
 		snprintf(msg, len, "%s/%s", s->policy.statedir, err);
 		return -1;

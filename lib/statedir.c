@@ -103,69 +103,6 @@ unavailable:
 	return -1;
 }
 
-long zs_statedir_read(int dirfd, const char *name, char *buf, size_t len)
-{
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	struct stat st;
-	ssize_t got = -1;
-
-	if (fd < 0)
-		return -1;
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode))
-		got = read(fd, buf, len - 1);
-	close(fd);
-	if (got < 0)
-		return -1;
-	buf[got] = '\0';
-	return (long)got;
-}
-
-int zs_statedir_write(int dirfd, const char *name, const char *text, char *err)
-{
-	char tmp[NAME_MAX + 1];
-	size_t len = strlen(text);
-	int fd = -1;
-
-	for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
-		unsigned long long r = 0;
-
-		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
-			r = (unsigned long long)getpid() * 2654435761ULL + (unsigned long long)attempt;
-		snprintf(tmp, sizeof(tmp), ".%.200s.%016llx", name, r);
-		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0 && errno != EEXIST)
-			return zs_fail(err, "cannot create a temporary file for %s: %s", name, strerror(errno));
-	}
-	if (fd < 0)
-		return zs_fail(err, "cannot create a temporary file for %s", name);
-	if (write(fd, text, len) != (ssize_t)len || close(fd)) {
-		unlinkat(dirfd, tmp, 0);
-		return zs_fail(err, "cannot write %s: %s", name, strerror(errno));
-	}
-	/* rename replaces whatever name is, a link included, without following it. */
-	if (renameat(dirfd, tmp, dirfd, name)) {
-		int e = errno;
-
-		unlinkat(dirfd, tmp, 0);
-		return zs_fail(err, "cannot replace %s: %s", name, strerror(e));
-	}
-	return 0;
-}
-
-int zs_statedir_lockfile(int dirfd, const char *name, char *err)
-{
-	int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
-	struct stat st;
-
-	if (fd < 0)
-		return zs_fail(err, "cannot open %s: %s", name, strerror(errno));
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return zs_fail(err, "%s is not a regular file", name);
-	}
-	return fd;
-}
-
 int zs_boot_id(char *buf, size_t len)
 {
 	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");

@@ -6,8 +6,8 @@
  * running the command, when that is not root) and not writable by others
  * (a sticky directory such as /tmp may be above it); a symbolic link on
  * the way is followed only when root owns it. Files in it are opened
- * relative to the checked directory, never through a symbolic link, and
- * replaced through a fresh temporary file (O_EXCL) and rename. */
+ * relative to the checked directory with textfile.h, never through a
+ * symbolic link, and replaced through a fresh temporary file and rename. */
 #ifndef ZS_STATEDIR_H
 #define ZS_STATEDIR_H
 
@@ -22,17 +22,6 @@
  * caller may go on without state), ZS_STATEDIR_REFUSED when it must not be
  * trusted (err names the directory, its owner and mode). */
 int zs_statedir_open(const char *path, bool create, char *err);
-
-/* Reads the regular file name (at most len - 1 bytes, terminated). Returns
- * the length, or -1 when it is missing, not a regular file or a link. */
-long zs_statedir_read(int dirfd, const char *name, char *buf, size_t len);
-
-/* Replaces name with text atomically. Returns 0 or -1 with err set. */
-int zs_statedir_write(int dirfd, const char *name, const char *text, char *err);
-
-/* Opens (creating it, mode 0600) the regular file name for locking.
- * Returns the descriptor or -1 with err set. */
-int zs_statedir_lockfile(int dirfd, const char *name, char *err);
 
 /* This boot's id (/proc/sys/kernel/random/boot_id), or -1. */
 int zs_boot_id(char *buf, size_t len);

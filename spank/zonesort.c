@@ -13,7 +13,9 @@
 #include "config.h"
 #include "child.h"
 #include "errbuf.h"
+#include "metrics.h"
 #include "policy.h"
+#include "report.h"
 #include "slots.h"
 #include "sorter.h"
 
@@ -26,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <slurm/spank.h>
@@ -167,7 +170,11 @@ static struct zs_sorter *sort_now(unsigned min_interval)
 		return NULL;
 	}
 	step.backend = zs_sorter_kind_name(zs_sorter_backend(s));
+	struct zs_tally before = step.tally;
+
 	zs_sorter_sort(s, min_interval, &step.tally, note_node, NULL);
+	if (zs_metrics_sorts(&policy, node_name(), step.backend, &before, &step.tally, err))
+		slurm_error("zonesort: job %u: %s", step.job, err);
 	step.sorted = true;
 	return s;
 }
@@ -202,6 +209,32 @@ static void log_summary(const char *where, const struct zs_request *r)
 	}
 }
 
+/* The job owner's own copy of the summary line, which "zonesort report"
+ * shows them (report.h). */
+static void report_step(spank_t sp, const char *where, const struct zs_request *r)
+{
+	struct zs_report_step rs = { .time = (double)time(NULL), .job = step.job,
+				     .tally = step.tally, .sample = step.sample,
+				     .sampling = policy.sample_conflicts && r->mode == ZS_MODE_PERIODIC };
+	const char *env_uid = getenv("SLURM_JOB_UID");
+	char err[ZS_ERRLEN];
+	uid_t uid;
+
+	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS) {
+		if (!env_uid)
+			return;
+		uid = (uid_t)strtoul(env_uid, NULL, 10);
+	}
+	zs_tally_add(&rs.tally, &step.helper_tally);
+	snprintf(rs.where, sizeof(rs.where), "%s", where);
+	snprintf(rs.node, sizeof(rs.node), "%s", node_name());
+	zs_request_describe(r, rs.mode, sizeof(rs.mode));
+	snprintf(rs.backend, sizeof(rs.backend), "%s", step.backend ? step.backend : "none");
+	snprintf(rs.note, sizeof(rs.note), "%s", step.unavailable);
+	if (zs_report_add(&policy, uid, &rs, err))
+		slurm_error("zonesort: job %u: %s", step.job, err);
+}
+
 /* --- job prolog: once per node per job, as root ----------------------- */
 
 int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
@@ -226,6 +259,12 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 	if (r.mode != ZS_MODE_OFF)
 		zs_sorter_close(sort_now(policy.min_period));
 	log_summary("prolog", &r);
+	report_step(sp, "prolog", &r);
+	unsigned expired;
+	char err[ZS_ERRLEN];
+
+	if (zs_report_expire(&policy, time(NULL), &expired, err))
+		slurm_error("zonesort: job %u: %s", step.job, err);
 	return 0;
 }
 
@@ -430,5 +469,6 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	struct zs_request r = effective_request();
 
 	log_summary(step_name(name, sizeof(name)), &r);
+	report_step(sp, name, &r);
 	return 0;
 }

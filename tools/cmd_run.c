@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "child.h"
 #include "conflicts.h"
+#include "metrics.h"
 #include "parse.h"
 #include "sorter.h"
 
@@ -260,8 +261,12 @@ int cmd_run(int argc, char **argv)
 		if (stop_requested || !parent_alive((pid_t)parent, pidfd))
 			break;
 		long long before = zs_sorter_last_start(s);
+		struct zs_tally tally_before = tally;
 
 		zs_sorter_sort(s, min_interval, &tally, note_failure, &ctx);
+		if (zs_metrics_sorts(&policy, NULL, zs_sorter_kind_name(zs_sorter_backend(s)),
+				     &tally_before, &tally, err) && ctx.nerrors < 4)
+			snprintf(ctx.errors[ctx.nerrors++], ZS_ERRLEN, "%s", err);
 		/* Our next sort is due a full period after this one began, so it
 		 * is never refused as too recent by our own stamp however late
 		 * this round started (every >= min_interval). */
@@ -285,6 +290,10 @@ int cmd_run(int argc, char **argv)
 				emit(line, false);
 				sm.off = true;
 			} else if (got == 0) {
+				if (zs_metrics_sample(&policy, NULL, &sm.last, err)) {
+					snprintf(line, sizeof(line), "error: %s\n", err);
+					emit(line, false);
+				}
 				zs_sample_format(&sm.last, line, sizeof(line) - 1);
 				strcat(line, "\n");
 				emit(line, false);
