@@ -24,6 +24,8 @@
 #   cluster_node_run NODE                 the directory that is NODE's /run
 #   cluster_slurmd_log NODE               NODE's slurmd log
 #   cluster_node_of_pid PID               the node a process runs on, if any
+#   cluster_on_node NODE CMD...           run CMD in NODE's mount and UTS
+#                                         namespaces (its /run, its host name)
 #   cluster_daemon_pids                   munged, slurmctld and slurmd pids
 #   cluster_stop                          shut everything down, including what
 #                                         is left of jobs in the node namespaces;
@@ -203,6 +205,25 @@ cluster_node_run() {
 
 cluster_slurmd_log() {
 	echo "$ZS_CLUSTER/log/slurmd-$1.log"
+}
+
+# _cluster_slurmd_pid NODE: the pid started for NODE's slurmd.
+_cluster_slurmd_pid() {
+	local node
+	set -- "$1" $ZS_CLUSTER_PIDS
+	local want=$1; shift 3	# the node, munged, slurmctld
+	for node in "${ZS_NODE_NAMES[@]}"; do
+		[ "$node" = "$want" ] && { echo "$1"; return 0; }
+		shift
+	done
+	return 1
+}
+
+cluster_on_node() {
+	local pid
+	pid=$(_cluster_slurmd_pid "$1") || { echo "cluster_on_node: no node $1" >&2; return 1; }
+	shift
+	nsenter -t "$pid" -m -u -- "$@"
 }
 
 # cluster_node_of_pid PID: the node whose namespace the process runs in

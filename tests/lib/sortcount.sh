@@ -12,6 +12,9 @@
 #                            ($ZS_NODES nodes) loading the plugin with
 #                            $SC_POLICY and these arguments, a counting
 #                            interface on every node, and a trap that undoes it
+#   sortcount_start DIR      without a cluster, or for one whose nodes all
+#                            share it: one counting interface and statedir
+#                            under DIR (a host path), counted as node "shared"
 #   sortcount_node NODE      sorts recorded on NODE so far
 #   sortcount                sorts recorded on all nodes together
 #   sortcount_each           the count of every node, e.g. "1 1 1 1"
@@ -38,17 +41,33 @@ sortcount_cluster() {
 	SC_POLICY="sorter=kernel sysfs=$SC_SYSFS statedir=$SC_STATE nodes=0 helper=$ZS_ZONESORT"
 	SC_PIDS=
 	trap 'cluster_stop; sortcount_stop; rm -rf "$work"' EXIT
+	SC_NODES=()
 	ZS_PLUGSTACK_ARGS="$SC_POLICY $*" cluster_start_or_bail
 	# The plugin reads these paths only when a job runs, so the interfaces
 	# may appear after slurmd started.
-	for node in "${ZS_NODE_NAMES[@]}"; do
+	SC_NODES=("${ZS_NODE_NAMES[@]}")
+	for node in "${SC_NODES[@]}"; do
 		_sortcount_start_node "$node"
 	done
 }
 
+sortcount_start() {
+	SC_RUN=$1
+	SC_STATE=$SC_RUN/state
+	SC_SYSFS=$SC_RUN/sysfs
+	SC_POLICY="sorter=kernel sysfs=$SC_SYSFS statedir=$SC_STATE nodes=0 helper=$ZS_ZONESORT"
+	SC_PIDS=
+	SC_NODES=(shared)
+	_sortcount_start_node shared
+}
+
 # The host path of PATH (under /run) as NODE sees it.
 _sortcount_path() {
-	echo "$(cluster_node_run "$1")${2#/run}"
+	if [ "$1" = shared ]; then
+		echo "$2"
+	else
+		echo "$(cluster_node_run "$1")${2#/run}"
+	fi
 }
 
 _sortcount_start_node() {
@@ -76,7 +95,7 @@ sortcount_node() {
 sortcount() {
 	local node total=0
 	sleep 0.05
-	for node in "${ZS_NODE_NAMES[@]}"; do
+	for node in "${SC_NODES[@]}"; do
 		total=$((total + $(sortcount_node "$node")))
 	done
 	echo "$total"
@@ -85,7 +104,7 @@ sortcount() {
 sortcount_each() {
 	local node out=
 	sleep 0.05
-	for node in "${ZS_NODE_NAMES[@]}"; do
+	for node in "${SC_NODES[@]}"; do
 		out="$out${out:+ }$(sortcount_node "$node")"
 	done
 	echo "$out"
@@ -93,7 +112,7 @@ sortcount_each() {
 
 each() {
 	local node out=
-	for node in "${ZS_NODE_NAMES[@]}"; do
+	for node in "${SC_NODES[@]}"; do
 		out="$out${out:+ }$1"
 	done
 	echo "$out"
@@ -101,7 +120,7 @@ each() {
 
 sortcount_reset() {
 	local node
-	for node in "${ZS_NODE_NAMES[@]}"; do
+	for node in "${SC_NODES[@]}"; do
 		rm -f "$(_sortcount_path "$node" "$SC_STATE")"/node*.last
 		: > "$work/writes.$node"
 	done

@@ -19,9 +19,11 @@ need_file "$ZS_ZONESORT" "zonesort command"
 sortcount_cluster zs-obs-report min_period=1 sample_conflicts=yes cache_size=64M ways=1
 ok "alloc-touch builds" build_alloc "$work"
 chmod 755 "$ALLOC"
-reports=$work/state/reports
-as() { local u=$1; shift; (cd / && runuser -u "$u" -- "$@"); }
-report() { local u=$1; shift; as "$u" "$ZS_ZONESORT" report "$@" statedir="$work/state"; }
+# The plugin's state is in the node's own /run: the report command runs
+# there, as it would on the node, and the test looks at the files from here.
+reports=$(_sortcount_path "$ZS_NODE" "$SC_STATE")/reports
+as() { local u=$1; shift; (cd / && cluster_on_node "$ZS_NODE" runuser -u "$u" -- "$@"); }
+report() { local u=$1; shift; as "$u" "$ZS_ZONESORT" report "$@" statedir="$SC_STATE"; }
 
 # Records left from earlier jobs: one past the 7 days kept, one within.
 mkdir -p "$reports"
@@ -48,8 +50,8 @@ text=$(report nobody --job "$JOB"); rc=$?
 is "$rc" 0 "nobody reads the report of their job without root"
 diag "$text"
 like "$text" "^job $JOB:" "it names the job"
-like "$text" "prolog +on zsnode: zonesort=every 1 s, 1 sort," "the prolog's sort"
-like "$text" "step 0 +on zsnode: zonesort=every 1 s, [0-9]+ sorts?, [0-9]+ skipped \(recent\), 0 busy, 0 failed, [0-9.]+ s, backend kernel" \
+like "$text" "prolog +on $ZS_NODE: zonesort=every 1 s, 1 sort," "the prolog's sort"
+like "$text" "step 0 +on $ZS_NODE: zonesort=every 1 s, [0-9]+ sorts?, [0-9]+ skipped \(recent\), 0 busy, 0 failed, [0-9.]+ s, backend kernel" \
 	"the step's sorts and backend"
 like "$text" "cache-slot conflicts: [0-9.]+% of the step's [0-9]+ pages shared a slot; random placement: [0-9.]+%" \
 	"the sampled conflicts next to random placement"
@@ -81,15 +83,15 @@ is "$out" "zonesort report: job $djob belongs to daemon (uid 1); you may see onl
 out=$(report nobody --job "$rjob" 2>&1)
 like "$out" "job $rjob belongs to root \(uid 0\); you may see only your own jobs" "root's job is refused too"
 fails "and the file itself is closed to nobody" as nobody sh -c "cat '$reports/$djob' 2>/dev/null"
-like "$(report daemon --job "$djob")" "step 0 +on zsnode: zonesort=off, no sort" "daemon sees their own job, sorting off"
-like "$("$ZS_ZONESORT" report --job "$djob" statedir="$work/state")" "zonesort=off" "root sees any job"
+like "$(report daemon --job "$djob")" "step 0 +on $ZS_NODE: zonesort=off, no sort" "daemon sees their own job, sorting off"
+like "$(cluster_on_node "$ZS_NODE" "$ZS_ZONESORT" report --job "$djob" statedir="$SC_STATE")" "zonesort=off" "root sees any job"
 out=$(report nobody --job 4000000 2>&1); rc=$?
 is "$rc" 1 "a job without a record fails"
 like "$out" "no record of job 4000000 on " "saying there is no record of it here"
 listing=$(report nobody)
 like "$listing" "^job $JOB:" "without --job: nobody's jobs on this node, newest first"
 unlike "$listing" "job ($djob|$rjob):" "and none of the others'"
-like "$(as nobody env SLURM_JOB_ID="$JOB" "$ZS_ZONESORT" report statedir="$work/state")" "^job $JOB:" \
+like "$(as nobody env SLURM_JOB_ID="$JOB" "$ZS_ZONESORT" report statedir="$SC_STATE")" "^job $JOB:" \
 	"inside a job, the job in SLURM_JOB_ID"
 out=$(report nobody --job abc 2>&1); rc=$?
 is "$rc" 2 "a bad job id is a usage error"
