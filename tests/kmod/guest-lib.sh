@@ -93,6 +93,22 @@ ready() {
 	return $_rc
 }
 
+# measure NAME ARGS...: an allocation measured by zstest with its
+# free-list dump, and zsbound's independent bound for it (slot = pfn mod
+# $SLOTS, direct-mapped); values as NAME_key=value.
+measure() {
+	_m=$1
+	shift
+	mkdir -p /tmp/d/$_m
+	step $_m 180 zstest measure "$@" --cpu 0 --dump /tmp/d/$_m || return
+	_mode=base
+	case " $* " in *" --thp "*) _mode=thp ;; esac
+	step ${_m}_bound 180 zsbound /tmp/d/$_m $SLOTS 1 $(($1 / 4096)) 0 $_mode || return
+	M $(sed "s/\([a-z_]*\)=/${_m}_\1=/g" $OUT/$_m)
+	M $(sed "s/\([a-z_]*\)=/${_m}_\1=/g" $OUT/${_m}_bound)
+	rm -rf /tmp/d/$_m
+}
+
 # stop PID: ends a background helper and reaps it.
 stop() {
 	kill "$1" 2> /dev/null

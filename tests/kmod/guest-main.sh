@@ -39,40 +39,11 @@ M param_cache_size=$(cat $P/cache_size) param_ways=$(cat $P/ways)
 step stats0 10 cat $Z/stats
 cap stats0 stats0
 
-# Per-CPU lists can hold thousands of pages (here with the largest size
-# the kernel allows): free 128 MiB on CPU 0 so that its list is long, then
-# sort. Each lock hold covers at most lock_batch entries.
-echo 8 > /proc/sys/vm/percpu_pagelist_high_fraction
-step pcp_fill 120 zstest measure $HALF $SLOTS 1 --cpu 0
-M pcp_count_cpu0=$(awk '/^Node 0, zone/ { z = $4 } z == "DMA32" && /cpu: 0$/ { c = 1; next }
-	c && /count:/ { print $2; exit }' /proc/zoneinfo)
-echo ZSTEST_BEGIN pcp_zoneinfo
-awk '/^Node 0, zone/ { z = $4 } z == "DMA32" && /cpu:|count:|high:|batch:/' /proc/zoneinfo
-echo ZSTEST_DONE pcp_zoneinfo
-step pcp_sort 60 zstest write $Z/nodeid 0
-M pcp_sort=$(out pcp_sort) pcp_hold_entries_max=$(stat pcp_hold_entries_max) \
-	lock_batch=$(stat lock_batch) last_pcp_pages=$(stat last_pcp_pages)
-
 # For the measurements, small per-CPU lists, as a site with a small
 # memory-side cache would set them (see bench/REPORT-kmod.md).
 echo 1000000 > /proc/sys/vm/percpu_pagelist_high_fraction
 M pcp_high=$(awk '/^ *high:/ { print $2; exit }' /proc/zoneinfo)
 M time_ns=$(stat sort_ns_last) free_pages=$(stat last_free_pages) hold_ns=$(stat lock_hold_ns_last)
-
-# measure NAME ARGS...: an allocation measured with its free-list dump,
-# and the independent bound for it; values as NAME_key=value.
-measure() {
-	_m=$1
-	shift
-	mkdir -p /tmp/d/$_m
-	step $_m 180 zstest measure "$@" --cpu 0 --dump /tmp/d/$_m || return
-	_mode=base
-	case " $* " in *" --thp "*) _mode=thp ;; esac
-	step ${_m}_bound 180 zsbound /tmp/d/$_m $SLOTS 1 $(($1 / 4096)) 0 $_mode || return
-	M $(sed "s/\([a-z_]*\)=/${_m}_\1=/g" $OUT/$_m)
-	M $(sed "s/\([a-z_]*\)=/${_m}_\1=/g" $OUT/${_m}_bound)
-	rm -rf /tmp/d/$_m
-}
 
 # round NAME MIB ROUNDS KEEP_PERMILLE: ages the lists (zstest age keeps
 # the kept pages while the round runs), then measures fresh allocations
@@ -84,9 +55,7 @@ round() {
 	holder=$BG
 	ready age_$name /tmp/aged_$name $holder 400 || { stop $holder; return; }
 	M ${name}_kept_pages=$(tr ' ' '\n' < /tmp/aged_$name | sed -n 's/^kept_pages=//p')
-	step ${name}_est 60 cat $Z/conflicts
-	M ${name}_est_before_half_ppm=$(kv ${name}_est half_ppm)
-	measure ${name}_u4k $HALF $SLOTS 1
+	measure ${name}_u4k $HALF $SLOTS 1 --conflicts $Z/conflicts
 	measure ${name}_ufull $SIZE $SLOTS 1
 	measure ${name}_uthp $HALF $SLOTS 1 --thp
 	measure ${name}_s4k $HALF $SLOTS 1 --sort $Z/nodeid
@@ -108,6 +77,17 @@ for r in $ROUNDS; do
 	holes) round holes 600 2 10 ;;
 	esac
 done
+
+# Per-CPU lists can hold thousands of pages (here with the largest size
+# the kernel allows): free 128 MiB so that a list is long, then sort. Each
+# lock hold covers at most lock_batch entries.
+echo 8 > /proc/sys/vm/percpu_pagelist_high_fraction
+step pcp_fill 120 taskset 1 zstest burst 16777216
+M pcp_count_max=$(awk '/^Node 0, zone/ { z = $4 } z == "DMA32" && /count:/ && $2 > m { m = $2 }
+	END { print m + 0 }' /proc/zoneinfo)
+step pcp_sort 60 zstest write $Z/nodeid 0
+M pcp_sort=$(out pcp_sort) pcp_hold_entries_max=$(stat pcp_hold_entries_max) \
+	lock_batch=$(stat lock_batch) last_pcp_pages=$(stat last_pcp_pages)
 
 # A conflicts read only delays a sort, never fails it.
 bg reads 60 zstest readloop $Z/conflicts 10

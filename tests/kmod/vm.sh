@@ -237,6 +237,37 @@ km_guest_ok() {
 	cmp_ok "$(km_steps "$log")" -ge "$min" "the guest ran all its steps (at least $min)"
 }
 
+# km_measurement LOG NAME WHAT: reports one measured allocation (guest
+# measure NAME) and asserts that what its bound came from is sound: the
+# free-list dump agrees with /proc/pagetypeinfo and /proc/kpageflags (a
+# few changes between the reads allowed), zsbound counts the same
+# collisions as zstest, the zone had the pages, a huge-page job got huge
+# pages.
+km_measurement() {
+	local log=$1 v=$2 what=$3
+	diag "$(printf '%-12s %-28s measured %s, bound %s, random %s, lists predict %s, huge %s' "$v" "$what:" \
+		"$(km_get "$log" "${v}_conflict")" "$(km_get "$log" "${v}_bound")" "$(km_get "$log" "${v}_random")" \
+		"$(km_get "$log" "${v}_predicted")" "$(km_get "$log" "${v}_huge")")"
+	num_ok "$v: free-list dump agrees with /proc/pagetypeinfo ($(km_get "$log" "${v}_pti_diff") of $(km_get "$log" "${v}_pti_blocks") blocks differ)" \
+		"$(km_get "$log" "${v}_pti_diff") + 0 <= 0.01 * $(km_get "$log" "${v}_pti_blocks") + 8 && $(km_get "$log" "${v}_pti_blocks") + 0 > 0"
+	num_ok "$v: every dumped free block is a buddy in /proc/kpageflags ($(km_get "$log" "${v}_buddy_missing") of $(km_get "$log" "${v}_blocks") not)" \
+		"$(km_get "$log" "${v}_buddy_missing") + 0 <= 0.01 * $(km_get "$log" "${v}_blocks") + 8"
+	num_ok "$v: zsbound's own count of the allocation's collisions equals zstest's" \
+		"($(km_get "$log" "${v}_measured") - $(km_get "$log" "${v}_conflict"))^2 < 1e-10"
+	is "$(km_get "$log" "${v}_short_pages")" 0 "$v: the zone had the pages the bound assumes"
+	case $what in
+	*huge*) num_ok "$v: huge-page job got huge pages ($(km_get "$log" "${v}_huge"))" \
+		"$(km_get "$log" "${v}_huge") >= 0.95" ;;
+	esac
+}
+
+# km_sorted_ok LOG NAME: a sorted allocation came within one point of the
+# independent bound.
+km_sorted_ok() {
+	num_ok "$2: sorted within 1 point of the independent bound ($(km_get "$1" "$2_conflict") vs $(km_get "$1" "$2_bound"))" \
+		"$(km_get "$1" "$2_conflict") <= $(km_get "$1" "$2_bound") + 0.01"
+}
+
 # km_dmesg_bad LOG: kernel log lines (printed by the guest between
 # ZSTEST_BEGIN/DONE dmesg_all) that show a warning, a bug, an oops, list
 # corruption, a lockup or a stall.

@@ -422,7 +422,7 @@ int main(int argc, char **argv)
 	uint64_t buddy_missing = 0, blocks = 0, measured = 0;
 	struct list *seq[MAXORD + 1];
 	int cpu, nseq = 0, thp;
-	char zone[16] = "";
+	char zone[16] = "", missing_example[96] = "-";
 	long pti_diff, pti_compared;
 	uint32_t *count;
 	uint64_t *pfn, npfn;
@@ -467,8 +467,10 @@ int main(int argc, char **argv)
 			if (at + 8 > klen)
 				continue;
 			memcpy(&flags, kpf + at, 8);
-			if (!(flags >> KPF_BUDDY & 1))
-				buddy_missing++;
+			if (!(flags >> KPF_BUDDY & 1) && !buddy_missing++)
+				snprintf(missing_example, sizeof(missing_example), "%llx:%s:%d:%d:%llx",
+					 (unsigned long long)l->pfn[j], l->zone, l->mt, l->order,
+					 (unsigned long long)flags);
 		}
 		if (l->node == 0 && l->mt == MT_MOVABLE && !strcmp(l->zone, zone)) {
 			uint64_t pages = (uint64_t)l->n << l->order;
@@ -511,7 +513,8 @@ int main(int argc, char **argv)
 	printf(" short_pages=%llu free_pages=%llu order_top_share=%.4f thp_pages=%llu zone=%s cpu=%d",
 	       (unsigned long long)short_by, (unsigned long long)free_pages,
 	       free_pages ? (double)top_pages / free_pages : 0, (unsigned long long)thp_pages, zone, cpu);
-	printf(" blocks=%llu buddy_missing=%llu pti_blocks=%ld pti_diff=%ld\n",
-	       (unsigned long long)blocks, (unsigned long long)buddy_missing, pti_compared, pti_diff);
+	printf(" blocks=%llu buddy_missing=%llu first_missing=%s pti_blocks=%ld pti_diff=%ld\n",
+	       (unsigned long long)blocks, (unsigned long long)buddy_missing, missing_example, pti_compared,
+	       pti_diff);
 	return 0;
 }

@@ -10,7 +10,7 @@
  *       KEEP_PERMILLE of them (holes that stop buddies merging). Then
  *       writes "aged rounds=R mib=M kept_pages=K" to READYFILE and keeps
  *       the kept pages until it is killed.
- *   zstest measure BYTES SLOTS WAYS [--sort FILE] [--dump DIR] [--thp] [--cpu N]
+ *   zstest measure BYTES SLOTS WAYS [--sort FILE] [--dump DIR] [--conflicts FILE] [--thp] [--cpu N]
  *       Faults in BYTES of fresh anonymous memory, reads each page's frame
  *       number from /proc/self/pagemap (root only) and prints
  *       "conflict=F pages=N slots_used=N huge=F cpu=N": F the fraction of
@@ -24,12 +24,17 @@
  *       /proc/pagetypeinfo and /proc/kpageflags into memory touched
  *       beforehand (so that copying them takes no page from the lists),
  *       and write them to DIR afterwards, with the pfns the allocation got.
+ *       --conflicts: then read the module's conflicts file too and print
+ *       its estimate for node 0 (est_half_ppm).
  *       --cpu: run on that CPU (its per-CPU lists serve the allocation).
  *   zstest fill MARGIN_PAGES READYFILE
  *       Faults in memory until an allocation of the kernel on node 0 has
  *       fewer than MARGIN_PAGES pages left above the min watermarks (from
  *       /proc/zoneinfo), writes "filled pages=N headroom=H" to READYFILE
  *       and keeps the memory until killed.
+ *   zstest burst BYTES
+ *       Faults in BYTES and frees them with one madvise(2) on this CPU, so
+ *       that its per-CPU list fills up to its high mark.
  *   zstest hog SECONDS MIB SEED
  *       Allocates and frees memory of random sizes and lifetimes (up to
  *       MIB MiB at a time, huge pages allowed) for SECONDS.
@@ -204,23 +209,30 @@ static uint64_t end_pfn(void)
 }
 
 struct measure_opts {
-	const char *sortfile, *dumpdir;
+	const char *sortfile, *dumpdir, *conflicts;
 	int thp, cpu;
 };
 
 static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const struct measure_opts *o)
 {
-	enum { DUMP_CAP = 48 << 20, PTI_CAP = 1 << 20 };
+	enum { DUMP_CAP = 16 << 20, PTI_CAP = 1 << 20, EST_CAP = 1 << 16 };
 	size_t npages = bytes / page_size, conflicted = 0, distinct = 0, huge = 0;
-	uint32_t *count = calloc(slots, sizeof(*count));
-	uint64_t *pm = calloc(npages, sizeof(*pm)), kpf_len = 0;
-	char *dump = NULL, *pti = NULL, *kpf = NULL;
+	uint32_t *count = malloc(slots * sizeof(*count));
+	uint64_t *pm = malloc(npages * sizeof(*pm)), kpf_len = 0;
+	char *dump = NULL, *pti = NULL, *kpf = NULL, est[EST_CAP], *half;
 	size_t dump_len = 0, pti_len = 0;
 	int fd = open("/proc/self/pagemap", O_RDONLY), cpu = -1, dump_fd = -1, pti_fd = -1, kpf_fd = -1;
+	int est_fd = -1;
+	long est_ppm = -1;
 	char *p;
 
 	if (!count || !pm || fd < 0)
 		die("measure set-up");
+	/* Every page this process writes later is faulted in now, before
+	 * the sort and the dump. */
+	touch((char *)count, slots * sizeof(*count));
+	memset(count, 0, slots * sizeof(*count));
+	touch((char *)pm, npages * sizeof(*pm));
 	if (o->cpu >= 0) {
 		cpu_set_t set;
 
@@ -236,9 +248,11 @@ static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const struct
 		kpf = malloc(kpf_len);
 		if (!dump || !pti || !kpf)
 			die("malloc");
-		memset(dump, 0, DUMP_CAP);
-		memset(pti, 0, PTI_CAP);
-		memset(kpf, 0, kpf_len);
+		/* not memset(0): the compiler may turn malloc + memset(0)
+		 * into calloc, which leaves fresh pages untouched */
+		touch(dump, DUMP_CAP);
+		touch(pti, PTI_CAP);
+		touch(kpf, kpf_len);
 	}
 	p = map(npages * page_size, o->thp);
 	if (o->sortfile) {
@@ -264,6 +278,21 @@ static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const struct
 		if ((got = pread(kpf_fd, kpf, kpf_len, 0)) <= 0)
 			die("/proc/kpageflags");
 		kpf_len = (uint64_t)got;
+	}
+	/* The module's estimate for the lists as they are now, node 0. */
+	if (o->conflicts) {
+		size_t n;
+
+		est_fd = open(o->conflicts, O_RDONLY);
+		if (est_fd < 0)
+			die(o->conflicts);
+		n = slurp(est_fd, o->conflicts, est, EST_CAP - 1);
+		est[n] = 0;
+		half = strstr(est, "node=0 ");
+		half = half ? strstr(half, "half_ppm=") : NULL;
+		if (!half)
+			die("no node=0 half_ppm in the conflicts file");
+		est_ppm = strtol(half + 9, NULL, 10);
 	}
 	cpu = sched_getcpu();
 	touch(p, npages * page_size);
@@ -294,6 +323,8 @@ static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const struct
 		if (count[s] > ways)
 			conflicted += count[s];
 	}
+	if (est_fd >= 0)
+		close(est_fd);
 	if (o->dumpdir) {
 		close(dump_fd);
 		close(pti_fd);
@@ -303,8 +334,11 @@ static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const struct
 		spill(o->dumpdir, "kpageflags", kpf, kpf_len);
 		spill(o->dumpdir, "pfns", pm, npages * sizeof(*pm));
 	}
-	printf("conflict=%.6f pages=%zu slots_used=%zu huge=%.4f cpu=%d\n",
+	printf("conflict=%.6f pages=%zu slots_used=%zu huge=%.4f cpu=%d",
 	       (double)conflicted / npages, npages, distinct, (double)huge / npages, cpu);
+	if (est_ppm >= 0)
+		printf(" est_half_ppm=%ld", est_ppm);
+	printf("\n");
 	return 0;
 }
 
@@ -383,6 +417,18 @@ static int cmd_fill(long margin, const char *ready)
 	snprintf(text, sizeof(text), "filled pages=%zu headroom=%ld\n", pages, h);
 	write_ready(ready, text);
 	hold_forever();
+	return 0;
+}
+
+/* Frees BYTES of this process's memory in one go, on this CPU: its
+ * per-CPU list fills up to its high mark. */
+static int cmd_burst(size_t bytes)
+{
+	char *p = map(bytes, 0);
+
+	touch(p, bytes);
+	if (madvise(p, bytes, MADV_DONTNEED))
+		die("madvise(MADV_DONTNEED)");
 	return 0;
 }
 
@@ -524,8 +570,8 @@ static int usage(void)
 {
 	fprintf(stderr,
 		"usage: zstest age MIB ROUNDS KEEP_PERMILLE READYFILE\n"
-		"       zstest measure BYTES SLOTS WAYS [--sort FILE] [--dump DIR] [--thp] [--cpu N]\n"
-		"       zstest fill MARGIN_PAGES READYFILE | hog SECONDS MIB SEED\n"
+		"       zstest measure BYTES SLOTS WAYS [--sort FILE] [--dump DIR] [--conflicts FILE] [--thp] [--cpu N]\n"
+		"       zstest fill MARGIN_PAGES READYFILE | burst BYTES | hog SECONDS MIB SEED\n"
 		"       zstest write PATH TEXT | writes PATH TEXT COUNT | readloop PATH SECONDS\n");
 	return 2;
 }
@@ -544,6 +590,8 @@ int main(int argc, char **argv)
 				o.sortfile = argv[++i];
 			else if (!strcmp(argv[i], "--dump") && i + 1 < argc)
 				o.dumpdir = argv[++i];
+			else if (!strcmp(argv[i], "--conflicts") && i + 1 < argc)
+				o.conflicts = argv[++i];
 			else if (!strcmp(argv[i], "--cpu") && i + 1 < argc)
 				o.cpu = (int)num(argv[++i]);
 			else if (!strcmp(argv[i], "--thp"))
@@ -555,6 +603,8 @@ int main(int argc, char **argv)
 	}
 	if (argc == 4 && !strcmp(argv[1], "fill"))
 		return cmd_fill((long)num(argv[2]), argv[3]);
+	if (argc == 3 && !strcmp(argv[1], "burst"))
+		return cmd_burst(num(argv[2]));
 	if (argc == 5 && !strcmp(argv[1], "hog"))
 		return cmd_hog((double)num(argv[2]), num(argv[3]), num(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "write"))
