@@ -499,11 +499,16 @@ static bool zs_is_head(struct free_area *area, struct list_head *pos)
  * still a free block of this order in a pageblock of type mt; if not, the
  * walk ends there: the snapshot then holds the tail part of the list,
  * which is sorted, and the head part stays as it is. If the walk ends at
- * the head of another list of this order, the block it resumed from had
+ * the head of another list of this order, a block it resumed from had
  * been moved there without its pageblock being re-typed (kernels before
- * 6.10 do that): only what the first hold read is known to be from this
- * list, and the rest is dropped. Blocks freed meanwhile are simply not in
- * the snapshot.
+ * 6.10 do that when they steal free blocks for another migratetype): the
+ * snapshot is dropped and this list left as it is, so no block is moved
+ * from another list to this one. (Before 6.10 a block can also change
+ * lists that way between the snapshot and zs_apply, which zs_block cannot
+ * see; moving it back to the list of its pageblock's type is what those
+ * kernels' own merging does, and changes no counter: CMA and isolated
+ * pageblocks are never stolen like that.) Blocks freed meanwhile are
+ * simply not in the snapshot.
  */
 static size_t zs_snapshot(struct zs_run *r, struct zone *zone, unsigned int order, int mt)
 {
@@ -511,7 +516,7 @@ static size_t zs_snapshot(struct zs_run *r, struct zone *zone, unsigned int orde
 	struct list_head *head = &area->free_list[mt];
 	unsigned long flags, cursor = 0;
 	bool started = false, done = false;
-	size_t n = 0, first_hold = 0, i;
+	size_t n = 0, i;
 
 	if (list_empty_careful(head))
 		return 0;
@@ -539,14 +544,12 @@ static size_t zs_snapshot(struct zs_run *r, struct zone *zone, unsigned int orde
 		}
 		if (pos && zs_is_head(area, pos) && pos != head) {
 			r->cut++;
-			n = first_hold;
+			n = 0;
 			pos = NULL;
 		}
 		done = !pos || n >= r->cap || zs_is_head(area, pos);
 		zs_hold_done(r, t0);
 		spin_unlock_irqrestore(&zone->lock, flags);
-		if (!first_hold)
-			first_hold = n;
 		if (!done) {
 			cursor = r->blocks[n - 1];
 			cond_resched();

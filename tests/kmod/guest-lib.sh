@@ -17,33 +17,39 @@ mkdir -p $OUT
 
 M() { echo "ZSTEST $*"; }
 
-# step NAME SECS CMD...: runs CMD for at most SECS seconds, output in
-# $OUT/NAME; prints its marker; returns its status.
-step() {
+# _run NAME SECS CMD...: runs CMD for at most SECS seconds, output in
+# $OUT/NAME, status in $_rc.
+_run() {
 	_n=$1
 	_s=$2
 	shift 2
 	timeout "$_s" "$@" > "$OUT/$_n" 2>&1 < /dev/null
 	_rc=$?
-	echo "ZSTEST_STEP $_n rc=$_rc t=$(cut -d' ' -f1 /proc/uptime)"
-	[ $_rc -eq 0 ] || tail -5 "$OUT/$_n" | sed "s|^|ZSTEST_FAIL $_n: |"
+}
+
+# _mark NAME RC: the step's marker, and its output's tail when it failed.
+_mark() {
+	echo "ZSTEST_STEP $1 rc=$2 t=$(cut -d' ' -f1 /proc/uptime)"
+	[ "$2" = 0 ] || tail -5 "$OUT/$1" 2> /dev/null | sed "s|^|ZSTEST_FAIL $1: |"
+	[ "$2" = 0 ]
+}
+
+# step NAME SECS CMD...: a step that must succeed; returns its status.
+step() {
+	_run "$@"
+	_mark "$1" $_rc
 	return $_rc
 }
 
 # refuse NAME SECS CMD...: a step that must fail (exit status 1-123: not
 # a time-out and not a signal); its marker says rc=0 when it did.
 refuse() {
-	_n=$1
-	_s=$2
-	shift 2
-	timeout "$_s" "$@" > "$OUT/$_n" 2>&1 < /dev/null
-	_rc=$?
+	_run "$@"
 	if [ $_rc -ge 1 ] && [ $_rc -le 123 ]; then
-		echo "ZSTEST_STEP $_n rc=0"
-		return 0
+		_mark "$1" 0
+	else
+		_mark "$1" "refused-expected-got-$_rc"
 	fi
-	echo "ZSTEST_STEP $_n rc=refused-expected-got-$_rc"
-	return 1
 }
 
 # out NAME: a step's output. kv NAME KEY: KEY=value in it (last one).
@@ -88,9 +94,7 @@ ready() {
 		sleep 0.2
 		_i=$((_i + 1))
 	done
-	echo "ZSTEST_STEP $1 rc=$_rc"
-	[ $_rc -eq 0 ] || tail -5 "$OUT/$1" 2> /dev/null | sed "s|^|ZSTEST_FAIL $1: |"
-	return $_rc
+	_mark "$1" $_rc
 }
 
 # measure NAME ARGS...: an allocation measured by zstest with its

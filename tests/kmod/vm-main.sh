@@ -33,15 +33,9 @@ km_main_test() {
 	local series=$1 root kver ko initrd log v r
 	need qemu-system-x86_64 busybox cpio gcc make unshare
 	need_file "$ZS_ZONESORT" "the zonesort command"
-	root=$(km_root "$series") || {
-		_tap_result 1 "Linux $series to test on: $(km_root "$series" 2>&1)"
-		return
-	}
-	kver=$(km_kver "$series" "$root")
-	if [ -z "$kver" ]; then
-		_tap_result 1 "a Debian $series kernel with headers is installed in '${root:-/}' (boot/vmlinuz-$series.*, linux-headers; scripts/debian-packages.kmod)"
-		return
-	fi
+	km_need_kernel "$series"
+	root=$KM_ROOT
+	kver=$KM_KVER
 	diag "kernel $kver${root:+ (from $root)}"
 	ko=$(km_build "$root" "$kver")
 	ok "module builds for $kver" test -n "$ko" || return

@@ -39,6 +39,22 @@ km_kver() {
 	printf '%s' "$best"
 }
 
+# km_need_kernel SERIES: sets KM_ROOT and KM_KVER to the newest kernel of
+# the series, or fails the test file naming what is missing.
+km_need_kernel() {
+	if ! KM_ROOT=$(km_root "$1" 2>&1); then
+		_tap_result 1 "Linux $1 to test on: $KM_ROOT"
+		done_testing
+		exit 1
+	fi
+	KM_KVER=$(km_kver "$1" "$KM_ROOT")
+	if [ -z "$KM_KVER" ]; then
+		_tap_result 1 "a Debian $1 kernel image and headers in '${KM_ROOT:-/}' (scripts/debian-packages.kmod, scripts/release-packages.sid)"
+		done_testing
+		exit 1
+	fi
+}
+
 # km_make ROOT KVER DIR ARGS...: runs the kernel's build system for the
 # module sources in DIR; inside ROOT (chroot, in a private mount namespace,
 # ROOT left untouched) when ROOT is not empty.
