@@ -39,7 +39,9 @@
  * land in its slot; for huge pages, 2 MiB units over SLOTS/512 slots),
  * free_pages, order_top_share (of the zone's free movable pages, the share
  * in blocks of the largest order), thp_pages (free movable pages in
- * blocks of the huge-page order and up), zone, and the checks above.
+ * blocks of the huge-page order and up), zone, pcp_movable (movable
+ * order-0 pages in node 0's per-CPU lists, at most 256 a list: what the
+ * module's last_pcp_pages counts), and the checks above.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -241,9 +243,10 @@ static int cmp_slope(const void *a, const void *b)
  * SLOTS is a multiple of 2^k, a block covers an aligned group of 2^k
  * slots and adds one page to each; t blocks from group g cost
  * c_g(t) = sum over its slots of overflow(load + t). The cheapest choice
- * of t_g (sum q) is bounded below by the same problem over the lower
- * convex envelope of each c_g, which taking the flattest envelope
- * segments first solves. Returns -1 when it does not apply.
+ * of t_g (sum q) is found exactly by dynamic programming when the blocks
+ * times q are few (up to 5e7), else bounded below by the same problem over
+ * the lower convex envelope of each c_g, which taking the flattest
+ * envelope segments first solves. Returns -1 when it does not apply.
  */
 static double block_bound(const struct list *part, uint64_t rest, const uint32_t *load, uint64_t slots,
 			  uint64_t ways)
@@ -298,11 +301,40 @@ static double block_bound(const struct list *part, uint64_t rest, const uint32_t
 		}
 	}
 	qsort(seg, nseg, sizeof(*seg), cmp_slope);
-	for (uint64_t i = 0; i < nseg && q; i++) {
-		uint64_t t = seg[i].units < q ? seg[i].units : q;
+	if ((q + 1) * part->n <= 50000000) {
+		/* Small enough to choose exactly: the cheapest t_g over whole
+		 * blocks, group by group (dynamic programming over the number
+		 * of blocks taken so far). */
+		double *best = xcalloc(q + 1, sizeof(*best)), *next = xcalloc(q + 1, sizeof(*next));
 
-		cost += seg[i].slope * t;
-		q -= t;
+		for (uint64_t k = 1; k <= q; k++)
+			best[k] = HUGE_VAL;
+		for (uint64_t g = 0; g < groups; g++) {
+			if (!avail[g])
+				continue;
+			for (uint64_t t = 0; t <= avail[g]; t++) {
+				c[t] = 0;
+				for (uint64_t s = g * size; s < (g + 1) * size; s++)
+					c[t] += overflow(load[s] + t, ways);
+			}
+			for (uint64_t k = 0; k <= q; k++) {
+				next[k] = best[k];
+				for (uint64_t t = 1; t <= avail[g] && t <= k; t++)
+					if (best[k - t] + c[t] - c[0] < next[k])
+						next[k] = best[k - t] + c[t] - c[0];
+			}
+			memcpy(best, next, (q + 1) * sizeof(*best));
+		}
+		cost += best[q] < HUGE_VAL ? best[q] : 0;
+		free(best);
+		free(next);
+	} else {
+		for (uint64_t i = 0; i < nseg && q; i++) {
+			uint64_t t = seg[i].units < q ? seg[i].units : q;
+
+			cost += seg[i].slope * t;
+			q -= t;
+		}
 	}
 	free(avail);
 	free(c);
@@ -419,7 +451,7 @@ int main(int argc, char **argv)
 	size_t dlen, plen, klen, flen;
 	char *dump, *pti, *kpf, *pfns_raw;
 	uint64_t slots, ways, want, free_pages = 0, top_pages = 0, thp_pages = 0, short_by;
-	uint64_t buddy_missing = 0, blocks = 0, measured = 0;
+	uint64_t buddy_missing = 0, blocks = 0, measured = 0, pcp_movable = 0;
 	struct list *seq[MAXORD + 1];
 	int cpu, nseq = 0, thp;
 	char zone[16] = "", missing_example[96] = "-";
@@ -483,6 +515,12 @@ int main(int argc, char **argv)
 		}
 	}
 	check_pagetypeinfo(pti, &pti_diff, &pti_compared);
+	/* What the module counts of the per-CPU lists at a sort: movable
+	 * order-0 pages of node 0, the first 256 of each list. */
+	for (size_t i = 0; i < nlists; i++)
+		if (lists[i].kind == 'P' && lists[i].node == 0 && lists[i].mt == MT_MOVABLE &&
+		    lists[i].order == 0)
+			pcp_movable += lists[i].n < 256 ? lists[i].n : 256;
 
 	seq[nseq] = find('P', 0, zone, cpu, MT_MOVABLE, thp ? thp_order : 0);
 	if (seq[nseq])
@@ -513,8 +551,8 @@ int main(int argc, char **argv)
 	printf(" short_pages=%llu free_pages=%llu order_top_share=%.4f thp_pages=%llu zone=%s cpu=%d",
 	       (unsigned long long)short_by, (unsigned long long)free_pages,
 	       free_pages ? (double)top_pages / free_pages : 0, (unsigned long long)thp_pages, zone, cpu);
-	printf(" blocks=%llu buddy_missing=%llu first_missing=%s pti_blocks=%ld pti_diff=%ld\n",
+	printf(" blocks=%llu buddy_missing=%llu first_missing=%s pti_blocks=%ld pti_diff=%ld pcp_movable=%llu\n",
 	       (unsigned long long)blocks, (unsigned long long)buddy_missing, missing_example, pti_compared,
-	       pti_diff);
+	       pti_diff, (unsigned long long)pcp_movable);
 	return 0;
 }
