@@ -237,25 +237,107 @@ static int cmp_slope(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* c[t] for t = 0..n: what t more pages on each of the size slots from
+ * first cost, given their load. */
+static void group_costs(double *c, const uint32_t *load, uint64_t first, uint64_t size, uint64_t n,
+			uint64_t ways)
+{
+	for (uint64_t t = 0; t <= n; t++) {
+		c[t] = 0;
+		for (uint64_t s = first; s < first + size; s++)
+			c[t] += overflow(load[s] + t, ways);
+	}
+}
+
+/* The cheapest q blocks, exactly: dynamic programming over the groups
+ * and the number of blocks taken so far. */
+static double cheapest_exact(const uint32_t *avail, uint64_t groups, uint64_t size, uint64_t q,
+			     const uint32_t *load, uint64_t ways, double *c)
+{
+	double *best = xcalloc(q + 1, sizeof(*best)), *next = xcalloc(q + 1, sizeof(*next)), r;
+
+	for (uint64_t k = 1; k <= q; k++)
+		best[k] = HUGE_VAL;
+	for (uint64_t g = 0; g < groups; g++) {
+		if (!avail[g])
+			continue;
+		group_costs(c, load, g * size, size, avail[g], ways);
+		for (uint64_t k = 0; k <= q; k++) {
+			next[k] = best[k];
+			for (uint64_t t = 1; t <= avail[g] && t <= k; t++)
+				if (best[k - t] + c[t] - c[0] < next[k])
+					next[k] = best[k - t] + c[t] - c[0];
+		}
+		memcpy(best, next, (q + 1) * sizeof(*best));
+	}
+	r = best[q] < HUGE_VAL ? best[q] : 0;
+	free(best);
+	free(next);
+	return r;
+}
+
+/* A lower bound on the cheapest q blocks: the same problem over the lower
+ * convex envelope of each group's costs, which taking the flattest
+ * envelope segments first solves. */
+static double cheapest_envelope(const uint32_t *avail, uint64_t groups, uint64_t size, uint64_t q,
+				uint64_t nblocks, const uint32_t *load, uint64_t ways, double *c)
+{
+	uint64_t *hull = xcalloc(nblocks + 1, sizeof(*hull)), nseg = 0;
+	struct segment *seg = xcalloc(nblocks + 1, sizeof(*seg));
+	double r = 0;
+
+	for (uint64_t g = 0; g < groups; g++) {
+		uint64_t nh = 0;
+
+		if (!avail[g])
+			continue;
+		group_costs(c, load, g * size, size, avail[g], ways);
+		for (uint64_t t = 0; t <= avail[g]; t++) {
+			/* drop the last point while it lies on or above the
+			 * line from the one before it to t */
+			while (nh >= 2) {
+				uint64_t a = hull[nh - 2], b = hull[nh - 1];
+
+				if ((c[b] - c[a]) * (double)(t - a) < (c[t] - c[a]) * (double)(b - a))
+					break;
+				nh--;
+			}
+			hull[nh++] = t;
+		}
+		for (uint64_t i = 1; i < nh; i++) {
+			seg[nseg].units = hull[i] - hull[i - 1];
+			seg[nseg].slope = (c[hull[i]] - c[hull[i - 1]]) / seg[nseg].units;
+			nseg++;
+		}
+	}
+	qsort(seg, nseg, sizeof(*seg), cmp_slope);
+	for (uint64_t i = 0; i < nseg && q; i++) {
+		uint64_t t = seg[i].units < q ? seg[i].units : q;
+
+		r += seg[i].slope * t;
+		q -= t;
+	}
+	free(hull);
+	free(seg);
+	return r;
+}
+
 /*
  * The same with blocks taken whole: the allocation takes at least
  * q = floor(rest / 2^k) whole blocks of the partial list (order k). When
  * SLOTS is a multiple of 2^k, a block covers an aligned group of 2^k
  * slots and adds one page to each; t blocks from group g cost
  * c_g(t) = sum over its slots of overflow(load + t). The cheapest choice
- * of t_g (sum q) is found exactly by dynamic programming when the blocks
- * times q are few (up to 5e7), else bounded below by the same problem over
- * the lower convex envelope of each c_g, which taking the flattest
- * envelope segments first solves. Returns -1 when it does not apply.
+ * of t_g (sum q) is found exactly when the blocks times q are few (up to
+ * 5e7), else bounded below over convex envelopes. Returns -1 when it does
+ * not apply.
  */
 static double block_bound(const struct list *part, uint64_t rest, const uint32_t *load, uint64_t slots,
 			  uint64_t ways)
 {
-	uint64_t size = 1ULL << part->order, groups, q = rest / size, nseg = 0;
+	uint64_t size = 1ULL << part->order, groups, q = rest / size, maxa = 0;
 	uint32_t *avail;
-	struct segment *seg;
 	double *c, cost = 0;
-	uint64_t *hull, maxa = 0;
 
 	if (!part->order || slots % size)
 		return -1;
@@ -267,79 +349,14 @@ static double block_bound(const struct list *part, uint64_t rest, const uint32_t
 		if (avail[g] > maxa)
 			maxa = avail[g];
 	c = xcalloc(maxa + 1, sizeof(*c));
-	hull = xcalloc(maxa + 1, sizeof(*hull));
-	seg = xcalloc(part->n + 1, sizeof(*seg));
 	for (uint64_t s = 0; s < slots; s++)
 		cost += overflow(load[s], ways);
-	for (uint64_t g = 0; g < groups; g++) {
-		uint64_t nh = 0;
-
-		if (!avail[g])
-			continue;
-		for (uint64_t t = 0; t <= avail[g]; t++) {
-			c[t] = 0;
-			for (uint64_t s = g * size; s < (g + 1) * size; s++)
-				c[t] += overflow(load[s] + t, ways);
-		}
-		/* lower hull of (t, c[t]), t ascending */
-		for (uint64_t t = 0; t <= avail[g]; t++) {
-			while (nh >= 2) {
-				uint64_t a = hull[nh - 2], b = hull[nh - 1];
-
-				/* drop b when it lies on or above the line a..t */
-				if ((c[b] - c[a]) * (double)(t - a) >= (c[t] - c[a]) * (double)(b - a))
-					nh--;
-				else
-					break;
-			}
-			hull[nh++] = t;
-		}
-		for (uint64_t i = 1; i < nh; i++) {
-			seg[nseg].units = hull[i] - hull[i - 1];
-			seg[nseg].slope = (c[hull[i]] - c[hull[i - 1]]) / seg[nseg].units;
-			nseg++;
-		}
-	}
-	qsort(seg, nseg, sizeof(*seg), cmp_slope);
-	if ((q + 1) * part->n <= 50000000) {
-		/* Small enough to choose exactly: the cheapest t_g over whole
-		 * blocks, group by group (dynamic programming over the number
-		 * of blocks taken so far). */
-		double *best = xcalloc(q + 1, sizeof(*best)), *next = xcalloc(q + 1, sizeof(*next));
-
-		for (uint64_t k = 1; k <= q; k++)
-			best[k] = HUGE_VAL;
-		for (uint64_t g = 0; g < groups; g++) {
-			if (!avail[g])
-				continue;
-			for (uint64_t t = 0; t <= avail[g]; t++) {
-				c[t] = 0;
-				for (uint64_t s = g * size; s < (g + 1) * size; s++)
-					c[t] += overflow(load[s] + t, ways);
-			}
-			for (uint64_t k = 0; k <= q; k++) {
-				next[k] = best[k];
-				for (uint64_t t = 1; t <= avail[g] && t <= k; t++)
-					if (best[k - t] + c[t] - c[0] < next[k])
-						next[k] = best[k - t] + c[t] - c[0];
-			}
-			memcpy(best, next, (q + 1) * sizeof(*best));
-		}
-		cost += best[q] < HUGE_VAL ? best[q] : 0;
-		free(best);
-		free(next);
-	} else {
-		for (uint64_t i = 0; i < nseg && q; i++) {
-			uint64_t t = seg[i].units < q ? seg[i].units : q;
-
-			cost += seg[i].slope * t;
-			q -= t;
-		}
-	}
+	if ((q + 1) * part->n <= 50000000)
+		cost += cheapest_exact(avail, groups, size, q, load, ways, c);
+	else
+		cost += cheapest_envelope(avail, groups, size, q, part->n, load, ways, c);
 	free(avail);
 	free(c);
-	free(hull);
-	free(seg);
 	return cost;
 }
 
