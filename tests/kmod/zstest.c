@@ -27,11 +27,12 @@
  *       --conflicts: then read the module's conflicts file too and print
  *       its estimate for node 0 (est_half_ppm).
  *       --cpu: run on that CPU (its per-CPU lists serve the allocation).
- *   zstest fill MARGIN_PAGES READYFILE
+ *   zstest pressed MARGIN_PAGES SORTFILE PARAMFILE VALUE
  *       Faults in memory until an allocation of the kernel on node 0 has
  *       fewer than MARGIN_PAGES pages left above the min watermarks (from
- *       /proc/zoneinfo), writes "filled pages=N headroom=H" to READYFILE
- *       and keeps the memory until killed.
+ *       /proc/zoneinfo), then writes "0" to SORTFILE and VALUE to
+ *       PARAMFILE, frees the memory and prints "pages=N headroom=H
+ *       sort=R param=R oom_kills=N" (the OOM killer's runs meanwhile).
  *   zstest burst BYTES
  *       Faults in BYTES and frees them with one madvise(2) on this CPU, so
  *       that its per-CPU list fills up to its high mark.
@@ -398,28 +399,6 @@ static long headroom(void)
 	return h;
 }
 
-static int cmd_fill(long margin, const char *ready)
-{
-	size_t chunk = 16 * page_size, pages = 0;
-	char text[256];
-	long h;
-
-	while ((h = headroom()) > margin) {
-		size_t step = h - margin > 4096 ? (size_t)(h - margin - 2048) * page_size : chunk;
-		char *p = mmap(NULL, step, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-		if (p == MAP_FAILED)
-			die("mmap");
-		madvise(p, step, MADV_NOHUGEPAGE);
-		touch(p, step);
-		pages += step / page_size;
-	}
-	snprintf(text, sizeof(text), "filled pages=%zu headroom=%ld\n", pages, h);
-	write_ready(ready, text);
-	hold_forever();
-	return 0;
-}
-
 /* Frees BYTES of this process's memory in one go, on this CPU: its
  * per-CPU list fills up to its high mark. */
 static int cmd_burst(size_t bytes)
@@ -502,6 +481,64 @@ static int write_once(const char *path, const char *text)
 	return e;
 }
 
+/* oom_kill of /proc/vmstat through fd (kept open, so that reading it
+ * again needs no new buffer). */
+static long oom_kills(int fd)
+{
+	static char buf[1 << 15];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	char *p;
+
+	if (n <= 0)
+		die("/proc/vmstat");
+	buf[n] = 0;
+	p = strstr(buf, "\noom_kill ");
+	return p ? strtol(p + 10, NULL, 10) : -1;
+}
+
+/*
+ * Takes memory until an allocation of the kernel on node 0 has fewer than
+ * margin pages left above the min watermarks, then, in this one process
+ * (a fork would itself need memory), writes "0" to sortfile and value to
+ * paramfile, and gives the memory back. Prints the pages taken, the
+ * headroom left, each write's result and how many times the OOM killer
+ * ran meanwhile.
+ */
+static int cmd_pressed(long margin, const char *sortfile, const char *paramfile, const char *value)
+{
+	size_t chunk = 16 * page_size, pages = 0;
+	int vm = open("/proc/vmstat", O_RDONLY), sort_e, param_e;
+	long h, before, after;
+	char *maps[4096];
+	size_t lens[4096], nmaps = 0;
+
+	if (vm < 0)
+		die("/proc/vmstat");
+	before = oom_kills(vm);
+	while ((h = headroom()) > margin && nmaps < 4096) {
+		size_t step = h - margin > 4096 ? (size_t)(h - margin - 2048) * page_size : chunk;
+		char *p = mmap(NULL, step, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			die("mmap");
+		madvise(p, step, MADV_NOHUGEPAGE);
+		touch(p, step);
+		maps[nmaps] = p;
+		lens[nmaps++] = step;
+		pages += step / page_size;
+	}
+	sort_e = write_once(sortfile, "0");
+	param_e = write_once(paramfile, value);
+	after = oom_kills(vm);
+	while (nmaps--)
+		munmap(maps[nmaps], lens[nmaps]);
+	if (sort_e < 0 || param_e < 0)
+		die("open of the sort or parameter file");
+	printf("pages=%zu headroom=%ld sort=%s param=%s oom_kills=%ld\n", pages, h,
+	       sort_e ? errname(sort_e) : "ok", param_e ? errname(param_e) : "ok", after - before);
+	return 0;
+}
+
 static int cmd_write(const char *path, const char *text)
 {
 	int e = write_once(path, text);
@@ -571,7 +608,7 @@ static int usage(void)
 	fprintf(stderr,
 		"usage: zstest age MIB ROUNDS KEEP_PERMILLE READYFILE\n"
 		"       zstest measure BYTES SLOTS WAYS [--sort FILE] [--dump DIR] [--conflicts FILE] [--thp] [--cpu N]\n"
-		"       zstest fill MARGIN_PAGES READYFILE | burst BYTES | hog SECONDS MIB SEED\n"
+		"       zstest pressed MARGIN_PAGES SORTFILE PARAMFILE VALUE | burst BYTES | hog SECONDS MIB SEED\n"
 		"       zstest write PATH TEXT | writes PATH TEXT COUNT | readloop PATH SECONDS\n");
 	return 2;
 }
@@ -601,8 +638,8 @@ int main(int argc, char **argv)
 		}
 		return cmd_measure(num(argv[2]), num(argv[3]), (unsigned)num(argv[4]), &o);
 	}
-	if (argc == 4 && !strcmp(argv[1], "fill"))
-		return cmd_fill((long)num(argv[2]), argv[3]);
+	if (argc == 6 && !strcmp(argv[1], "pressed"))
+		return cmd_pressed((long)num(argv[2]), argv[3], argv[4], argv[5]);
 	if (argc == 3 && !strcmp(argv[1], "burst"))
 		return cmd_burst(num(argv[2]));
 	if (argc == 5 && !strcmp(argv[1], "hog"))
