@@ -27,7 +27,9 @@
  *            becomes bucket 0, 1, 2, 3, each in its previous order
  *   ours     kmod/zonesort_policy.c
  *
- * usage: policysim PAGES_LOG2 SLOTS_LOG2 WAYS HOLES_PERMILLE SEED...
+ * usage: policysim PAGES_LOG2 SLOTS WAYS HOLES_PERMILLE SEED...
+ * (SLOTS: below 64, the log2 of the number of slots; else the number,
+ * which need not be a power of two: slot = pfn mod SLOTS)
  * (HOLES_PERMILLE: pages left allocated after aging, per mille, +-50%)
  * Prints one line per seed and allocation size, then mean lines.
  */
@@ -202,9 +204,9 @@ static void apply_policy(struct buddy *b, int pol, uint64_t slots, unsigned ways
 				uint64_t hit = 0, np = bs < slots ? bs : slots;
 
 				for (uint64_t k = 0; k < np; k++)
-					hit += mark[(v[i] + k) & (slots - 1)];
+					hit += mark[(v[i] + k) % slots];
 				for (uint64_t k = 0; k < np; k++)
-					mark[(v[i] + k) & (slots - 1)] = 1;
+					mark[(v[i] + k) % slots] = 1;
 				bucket[i] = hit == 0 ? 0 : 2 * hit < np ? 1 : hit < np ? 2 : 3;
 				cnt[bucket[i]]++;
 			}
@@ -218,6 +220,9 @@ static void apply_policy(struct buddy *b, int pol, uint64_t slots, unsigned ways
 			break;
 		}
 		case 4:
+			/* as the module does on x86: huge-page faults start at order 9 */
+			if (o == 9)
+				zsp_mark_sequence(st);
 			zsp_order_blocks(st, v, n, (unsigned)o, tmp);
 			break;
 		}
@@ -275,7 +280,7 @@ static double bound(const struct buddy *b, uint64_t slots, unsigned ways, uint64
 
 		for (size_t i = 0; i < n; i++)
 			for (uint64_t k = 0; k < (1ULL << o); k++)
-				dst[(v[i] + k) & (slots - 1)]++;
+				dst[(v[i] + k) % slots]++;
 		if (dst == avail) {
 			r = want - taken;
 			taken = want;
@@ -322,33 +327,14 @@ static double bound(const struct buddy *b, uint64_t slots, unsigned ways, uint64
 	return (double)conflicted / want;
 }
 
-/* The module's own floor (zsp_floor), fed the lists in hand-out order. */
-static double module_floor(const struct buddy *b, const struct zsp_geom *g, uint64_t want,
-			   uint64_t *v, uint32_t *load, uint32_t *avail)
-{
-	struct zsp_floor f;
-
-	zsp_floor_init(&f, g, want, load, avail);
-	for (int o = 0; o <= MAXO; o++) {
-		size_t n = list_get(b, o, v);
-
-		if (!n)
-			continue;
-		zsp_floor_list(&f, (uint64_t)n << o);
-		for (size_t i = 0; i < n; i++)
-			zsp_floor_feed(&f, v[i], (unsigned)o);
-	}
-	return zsp_floor_ppm(&f) / 1e6;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc < 6) {
-		fprintf(stderr, "usage: policysim PAGES_LOG2 SLOTS_LOG2 WAYS HOLES_PERMILLE SEED...\n");
+		fprintf(stderr, "usage: policysim PAGES_LOG2 SLOTS WAYS HOLES_PERMILLE SEED...\n");
 		return 2;
 	}
 	unsigned long npages = 1UL << atoi(argv[1]);
-	uint64_t slots = 1ULL << atoi(argv[2]);
+	uint64_t slots = strtoull(argv[2], NULL, 10) < 64 ? 1ULL << atoi(argv[2]) : strtoull(argv[2], NULL, 10);
 	unsigned ways = (unsigned)atoi(argv[3]);
 	unsigned long holes = (unsigned long)atoi(argv[4]);
 	struct buddy aged, work;
@@ -408,7 +394,7 @@ int main(int argc, char **argv)
 
 			for (size_t i = 0; i < n; i++)
 				for (uint64_t k = 0; k < (1ULL << o) && k < slots; k++)
-					mark[(v[i] + k) & (slots - 1)] = 1;
+					mark[(v[i] + k) % slots] = 1;
 		}
 		for (uint64_t s = 0; s < slots; s++)
 			distinct += mark[s];
@@ -416,12 +402,11 @@ int main(int argc, char **argv)
 			uint64_t want = half == 0 ? slots * ways / 2 : slots * ways;
 
 			double lb = bound(&aged, slots, ways, want, v, bl, ba);
-			double mf = module_floor(&aged, &geom, want, v, bl, ba);
 
 			bsum[half] += lb;
-			printf("seed=%lu holes=%lu slots=%llu ways=%u alloc=%s free_pages=%lu free_slots=%lu bound=%.6f module_floor=%.6f",
+			printf("seed=%lu holes=%lu slots=%llu ways=%u alloc=%s free_pages=%lu free_slots=%lu bound=%.6f",
 			       seed, holes, (unsigned long long)slots, ways, half == 0 ? "half" : "full",
-			       npages - nlive, distinct, lb, mf);
+			       npages - nlive, distinct, lb);
 			for (int pol = 0; pol < NPOL; pol++) {
 				double f;
 
