@@ -101,7 +101,7 @@ EOF
 # km_boot KVER INITRD LOG [CACHE] [MEM] [SMP] [TIMEOUT]: boots the guest;
 # CACHE is the HMAT memory-side cache size for node 0 (e.g. 256M), or
 # "none" for a machine without HMAT. Returns 0 when the guest reached its
-# end marker.
+# end marker. KM_QEMU_ARGS (an array) adds QEMU arguments, e.g. devices.
 km_boot() {
 	local kver=$1 initrd=$2 log=$3 cache=${4:-256M} mem=${5:-1G} smp=${6:-2} limit=${7:-600}
 	local -a numa=()
@@ -116,7 +116,7 @@ km_boot() {
 		numa=(-machine pc)
 	fi
 	timeout --kill-after=10 "$limit" qemu-system-x86_64 -accel tcg -cpu max -smp "$smp" -m "$mem" \
-		"${numa[@]}" -nographic -no-reboot -kernel "/boot/vmlinuz-$kver" -initrd "$initrd" \
+		"${numa[@]}" ${KM_QEMU_ARGS[@]+"${KM_QEMU_ARGS[@]}"} -nographic -no-reboot -kernel "/boot/vmlinuz-$kver" -initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 quiet loglevel=4 ${KM_APPEND:-}" < /dev/null > "$log" 2>&1
 	grep -q '^ZSTEST_END' "$log"
 }
