@@ -138,7 +138,7 @@ gn_job() {
 		"random=$(_gn_field "$line" random)" \
 		"tool=$(jq -r .conflict_fraction <<< "$z" 2>/dev/null) tool_pages=$(jq -r .pages <<< "$z" 2>/dev/null)" \
 		"tool_random=$(jq -r .random_fraction <<< "$z" 2>/dev/null)" \
-		"plugin=$plugin plugin_random=$prand"
+		"plugin=$plugin plugin_random=$prand" "$(_gn_module_estimate)"
 	echo "ZSTEST_BEGIN summary_$tag"
 	gn_summary "$job" prolog
 	echo "$summary"
@@ -162,6 +162,17 @@ gn_long_start() {
 	wait_for 300 _gn_long_running
 }
 _gn_long_running() { [ "$(squeue -h -n nj-long -o %T)" = RUNNING ]; }
+
+# _gn_module_estimate: the module's own figures for its last sort (the
+# project's estimate, reported next to the measurements, never an oracle).
+_gn_module_estimate() {
+	local f=/sys/kernel/zone_sort_free_pages/stats
+	[ -r $f ] || { echo "module=none"; return; }
+	echo "module_sorts=$(sed -n 's/^sorts=//p' $f)" \
+		"module_after_ppm=$(sed -n 's/^last_conflict_ppm_after=//p' $f)" \
+		"module_floor_ppm=$(sed -n 's/^last_conflict_ppm_floor=//p' $f)" \
+		"module_pcp_pages=$(sed -n 's/^last_pcp_pages=//p' $f)"
+}
 
 # _gn_sorts: sorts the module has done so far.
 _gn_sorts() { sed -n 's/^sorts=//p' /sys/kernel/zone_sort_free_pages/stats 2>/dev/null; }

@@ -88,7 +88,7 @@ nd_prepare() {
 		return 1
 	}
 	nd_modtree "$kver" "$ND_KO" || { echo "# depmod for $kver failed" >&2; return 1; }
-	[ -d "$ND_WORK/stage/usr" ] || nd_stage || { echo "# make install DESTDIR failed" >&2; return 1; }
+	nd_stage || { echo "# make install DESTDIR failed" >&2; return 1; }
 	ND_INITRD=$ND_WORK/initrd-$kver.cpio.gz
 	nd_initramfs "$kver" "$ND_INITRD" || { echo "# initramfs for $kver failed" >&2; return 1; }
 }
