@@ -91,6 +91,9 @@ gn_age() {
 # _gn_field LINE KEY: value of KEY=... in a NODEJOB line.
 _gn_field() { tr ' ' '\n' <<< "$1" | sed -n "s/^$2=//p"; }
 
+# _gn_result_or_gone FILE PID: the job wrote its result, or it is gone.
+_gn_result_or_gone() { [ -e "$1" ] || ! kill -0 "$2" 2>/dev/null; }
+
 # gn_job TAG MODE: a fresh job of half the cache with --zonesort=MODE. While
 # it holds its memory: its own reading (nodejob), then
 # "zonesort conflicts --job"; for a period, the plugin's summary line (the
@@ -107,7 +110,6 @@ gn_job() {
 	timeout --kill-after=5 900 srun -J "nj-$tag" -o "$d/out" -e "$d/err" --zonesort="$mode" \
 		"$ZS_NODEJOB" hold "$d" "$ZS_HALF" "$ZS_CACHE_BYTES" 1 1 600 &
 	pid=$!
-	_gn_result_or_gone() { [ -e "$1" ] || ! kill -0 "$2" 2>/dev/null; }
 	wait_for 600 _gn_result_or_gone "$d/res.1" $pid
 	if [ ! -e "$d/res.1" ]; then
 		M "job_$tag=no-result"
@@ -177,14 +179,15 @@ _gn_module_estimate() {
 # _gn_sorts: sorts the module has done so far.
 _gn_sorts() { sed -n 's/^sorts=//p' /sys/kernel/zone_sort_free_pages/stats 2>/dev/null; }
 
+_gn_sorted_since() { [ "$(_gn_sorts)" != "$1" ]; }
+
 # gn_long_round K: waits for the next sort of the node (the periodic
 # helper's, at most a period away), then lets the long job allocate and
 # measure; prints "ZSTEST long_K=ok reader=F tool=F ..." and frees again.
 gn_long_round() {
 	local k=$1 before job z
 	before=$(_gn_sorts)
-	_gn_sorted_since() { [ "$(_gn_sorts)" != "$before" ]; }
-	wait_for $((3 * GN_LONG_PERIOD + 30)) _gn_sorted_since || M "long_${k}_sort=none"
+	wait_for $((3 * GN_LONG_PERIOD + 30)) _gn_sorted_since "$before" || M "long_${k}_sort=none"
 	touch "$GN_LONG/go.$k"
 	wait_for 300 _gn_result_or_gone "$GN_LONG/res.$k" "$GN_LONG_PID"
 	if [ ! -e "$GN_LONG/res.$k" ]; then
@@ -197,8 +200,9 @@ gn_long_round() {
 	line=$(cat "$GN_LONG/res.$k")
 	touch "$GN_LONG/release.$k"
 	M "long_$k=ok job=$job reader=$(_gn_field "$line" buffer_fraction)" \
-		"reader_all=$(_gn_field "$line" all_fraction) random=$(_gn_field "$line" random)" \
-		"tool=$(jq -r .conflict_fraction <<< "$z" 2>/dev/null)"
+		"reader_all=$(_gn_field "$line" all_fraction) reader_all_pages=$(_gn_field "$line" all_pages)" \
+		"random=$(_gn_field "$line" random) tool=$(jq -r .conflict_fraction <<< "$z" 2>/dev/null)" \
+		"tool_pages=$(jq -r .pages <<< "$z" 2>/dev/null)" "$(_gn_module_estimate)"
 }
 
 # gn_long_stop: ends the long job and reports its summary line.

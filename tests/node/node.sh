@@ -12,7 +12,9 @@
 #                         host's file system) there with the variables in
 #                         its environment; 0 when the guest reached its end
 #                         marker. Holds flock $ZS_QEMU_LOCK while QEMU runs
-#                         when that variable names a lock file.
+#                         when that variable names a lock file. With
+#                         ND_MONITOR=PATH, QEMU's monitor listens there
+#                         (nd_monitor PATH stop|cont pauses and resumes).
 #
 # QEMU exits 0 even when the guest panics: results come only from markers
 # on the serial console (km_get, km_lines, and ZSTEST_END rc=N).
@@ -108,6 +110,7 @@ nd_boot() {
 		done
 	} > "$conf"
 	local -a KM_QEMU_ARGS=(-nic none -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap")
+	[ -n "${ND_MONITOR:-}" ] && KM_QEMU_ARGS+=(-monitor "unix:$ND_MONITOR,server=on,wait=off")
 	local KM_APPEND="ZS_GUEST=$script ZS_GUEST_CONF=$conf ZS_STAGE=$ND_WORK/stage ZS_MODS=$ND_WORK/mods-$kver ZS_SRCDIR=$ZS_SRCDIR ZS_BUILDDIR=$ZS_BUILDDIR"
 	if [ -n "${ZS_QEMU_LOCK:-}" ]; then
 		mkdir -p "$(dirname "$ZS_QEMU_LOCK")"
@@ -136,4 +139,19 @@ nd_nodejob() {
 	mkdir -p "$ND_WORK"
 	gcc -std=gnu11 -O2 -Wall -Wextra -o "$out" "$ND_DIR/nodejob.c" -lm >&2 || return 1
 	printf '%s' "$out"
+}
+
+# nd_monitor SOCKET COMMAND: one human-monitor command to a running QEMU.
+# A paused guest's clocks stand still (TCG), so nothing inside notices.
+nd_monitor() {
+	python3 - "$1" "$2" <<'PY'
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+s.recv(4096)
+s.sendall((sys.argv[2] + "\n").encode())
+time.sleep(0.5)
+s.close()
+PY
 }
