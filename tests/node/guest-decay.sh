@@ -19,7 +19,7 @@
 gn_step cluster 120 gn_cluster_start || exit 1
 case $ZS_MODE in
 off | on) ;;
-periodic) gn_step long_start 600 gn_long_start "$ZS_PERIOD" "$ZS_CYCLES" || exit 1 ;;
+periodic) gn_step long_start 600 gn_long_start "$ZS_PERIOD" $((ZS_CYCLES + 1)) || exit 1 ;;
 *) M "mode=unknown:$ZS_MODE"; exit 2 ;;
 esac
 
@@ -30,10 +30,13 @@ _ppm() { _num "$(awk -v v="$1" 'BEGIN { if (v != "") print v / 1e6 }')"; }
 
 start=$SECONDS
 failed=0
-for c in $(seq 1 "$ZS_CYCLES"); do
-	gn_step "age_$c" 600 gn_age "$c" || { failed=1; break; }
+# Cycle 0 is the node as booted, before any aging.
+for c in $(seq 0 "$ZS_CYCLES"); do
+	if [ "$c" -gt 0 ]; then
+		gn_step "age_$c" 600 gn_age "$c" || { failed=1; break; }
+	fi
 	if [ "$ZS_MODE" = periodic ]; then
-		m=$(gn_long_round "$c")
+		m=$(gn_long_round $((c + 1)))
 	else
 		m=$(gn_job "${ZS_MODE}_$c" "$ZS_MODE")
 	fi

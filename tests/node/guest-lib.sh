@@ -99,9 +99,11 @@ _gn_result_or_gone() { [ -e "$1" ] || ! kill -0 "$2" 2>/dev/null; }
 # "zonesort conflicts --job"; for a period, the plugin's summary line (the
 # helper's last sample, taken after the job allocated: the job holds its
 # memory for two periods). Prints
-#   ZSTEST job_TAG=ok mode=M job=J reader=F reader_all=F reader_all_pages=N
-#          reader_pages=N tool=F tool_pages=N plugin=F|none random=F
-#          tool_random=F plugin_random=F|none summary=...
+#   ZSTEST job_TAG=ok mode=M job=J srun_rc=N conflicts_rc=N reader=F
+#          reader_pages=N reader_all=F reader_all_pages=N random=F tool=F
+#          tool_pages=N tool_random=F plugin=F|none plugin_random=F|none
+#          module_...=  (the module's figures at its last sort)
+# and the job's summary lines between ZSTEST_BEGIN/DONE summary_TAG.
 gn_job() {
 	local tag=$1 mode=$2 d job line z summary pid rc hold=0
 	d=$(mktemp -d "$GN_WORK/job.XXXXXX")

@@ -82,6 +82,7 @@ nd_main_test() {
 	# The node finds its cache without being told.
 	v=$(km_lines "$log" status_before)
 	like "$v" "node 0: 256 MiB, direct-mapped, 64 B lines \(hwloc\)" "zonesort status shows the cache hwloc found"
+	like "$v" "rc=0" "... and exits 0"
 	like "$(km_lines "$log" modprobe_dry)" "insmod /lib/modules/$kver/extra/zonesort.ko" \
 		"modprobe finds the project's module in the guest's module tree"
 	is "$(km_get "$log" module_loaded_at_boot)" no "the module is not loaded before the first job"
@@ -89,7 +90,9 @@ nd_main_test() {
 		"plugstack.conf names the installed plugin, without cache_size= or ways="
 	is "$(km_get "$log" param_cache_size)/$(km_get "$log" param_ways)" "268435456/1" \
 		"the plugin loaded the module with the geometry hwloc found (cache_size=268435456 ways=1)"
-	like "$(km_lines "$log" status_after)" "sorter: kernel" "zonesort status after the jobs: the kernel sorter"
+	v=$(km_lines "$log" status_after)
+	like "$v" "sorter: kernel" "zonesort status after the jobs: the kernel sorter"
+	like "$v" "rc=0" "... and exits 0"
 
 	# Each job measured three ways.
 	nd_job_checks "$log" off; off=$ND_JOB_FRACTION
