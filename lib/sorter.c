@@ -94,14 +94,21 @@ static void load_module(struct zs_sorter *s)
 
 	discover(s, err);
 	mc = s->nmc ? &s->mc[0] : NULL;
+	/* Without a cache there are no slots to sort for: ours refuses every
+	 * sort without a cache size, Intel's would assume one. Compaction
+	 * (sorter=auto) is what such a node can use. */
+	if (!mc || !mc->size) {
+		snprintf(s->why, sizeof(s->why),
+			 "no memory-side cache found (hwloc) or given (cache_size=): modprobe %s not run",
+			 s->policy.modprobe);
+		return;
+	}
 
 	argv[argc++] = "modprobe";
 	argv[argc++] = s->policy.modprobe;
-	if (mc && mc->size) {
-		snprintf(size_arg, sizeof(size_arg), "cache_size=%llu", (unsigned long long)mc->size);
-		argv[argc++] = size_arg;
-	}
-	if (mc && mc->ways > 0) {
+	snprintf(size_arg, sizeof(size_arg), "cache_size=%llu", (unsigned long long)mc->size);
+	argv[argc++] = size_arg;
+	if (mc->ways > 0) {
 		snprintf(ways_arg, sizeof(ways_arg), "ways=%d", mc->ways);
 		argv[argc++] = ways_arg;
 	}

@@ -192,18 +192,26 @@ km_numa() {
 }
 
 # km_boot ROOT KVER INITRD LOG NODES [SMP] [TIMEOUT]: boots the guest.
-# NODES: "none" (a machine without HMAT, 512 MiB), or km_numa's node specs
-# separated by spaces ("1G:256M" is 1 GiB with a 256 MiB direct-mapped
-# cache). Returns 0 when the guest reached its end marker.
+# NODES: "none" (a machine without HMAT, 512 MiB; "none:2G" for another
+# size), or km_numa's node specs separated by spaces ("1G:256M" is 1 GiB
+# with a 256 MiB direct-mapped cache). Returns 0 when the guest reached
+# its end marker. KM_QEMU_ARGS (an array) adds QEMU arguments, such as
+# devices; the guest is run under ZS_QEMU_LOCK when that is set.
 km_boot() {
 	local root=$1 kver=$2 initrd=$3 log=$4 nodes=$5 mem=0 spec
 	KM_SMP=${6:-2}
 	local limit=${7:-600}
 	local -a lock=()
 	local try
-	if [ "$nodes" = none ]; then
+	if [ "${nodes%%:*}" = none ]; then
 		KM_NUMA_ARGS=(-machine pc)
-		mem=512
+		spec=${nodes#none}
+		spec=${spec#:}
+		case $spec in
+		'') mem=512 ;;
+		*G) mem=$((${spec%G} * 1024)) ;;
+		*M) mem=${spec%M} ;;
+		esac
 	else
 		# shellcheck disable=SC2086
 		km_numa $nodes
@@ -221,7 +229,8 @@ km_boot() {
 	# more; its log is kept as LOG.early, and the test says so.
 	for try in 1 2; do
 		"${lock[@]}" timeout --kill-after=10 "$limit" qemu-system-x86_64 -accel tcg -cpu max \
-			-smp "$KM_SMP" -m "${mem}M" "${KM_NUMA_ARGS[@]}" -nographic -no-reboot \
+			-smp "$KM_SMP" -m "${mem}M" "${KM_NUMA_ARGS[@]}" ${KM_QEMU_ARGS[@]+"${KM_QEMU_ARGS[@]}"} \
+			-nographic -no-reboot \
 			-kernel "$root/boot/vmlinuz-$kver" -initrd "$initrd" \
 			-append "console=ttyS0 panic=-1 quiet loglevel=4 ${KM_APPEND:-}" < /dev/null > "$log" 2>&1
 		grep -q 'ZSTEST_BOOT kernel=' "$log" && break
