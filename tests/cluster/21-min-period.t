@@ -13,13 +13,7 @@ need_file "$ZS_PLUGIN" "SPANK plugin"
 need_file "$ZS_ZONESORT" "zonesort command"
 
 sortcount_cluster zs-t21 min_period=2
-# Time-stamp every write to the counting interface.
-kill "$SC_PID" 2>/dev/null
-while IFS= read -r line; do echo "$(date +%s.%N) $line"; done <&"$SC_FD" > "$work/times" &
-SC_PID=$!
-
 sortcount_reset
-: > "$work/times"
 # One job, two steps started 1.2 s apart, each sorting every 3 s for 8 s.
 job=$(sbatch --parsable -o /dev/null --zonesort=on --wrap "
 	srun --zonesort=3 --overlap -n1 sleep 8 &
@@ -29,6 +23,7 @@ job=$(sbatch --parsable -o /dev/null --zonesort=on --wrap "
 like "$job" '^[0-9]+' "the job is submitted ($job)"
 cluster_wait_job_gone "$job" 60
 sleep 0.3
+sortcount_times "$ZS_NODE" > "$work/times"
 n=$(grep -c . "$work/times")
 cmp_ok "$n" -ge 3 "the node was sorted several times ($n)"
 gaps=$(awk 'NR > 1 { printf "%.2f ", $1 - prev } { prev = $1 }' "$work/times")

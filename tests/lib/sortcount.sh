@@ -16,6 +16,7 @@
 #                            share it: one counting interface and statedir
 #                            under DIR (a host path), counted as node "shared"
 #   sortcount_node NODE      sorts recorded on NODE so far
+#   sortcount_times NODE     the time of each sort on NODE, one per line
 #   sortcount                sorts recorded on all nodes together
 #   sortcount_each           the count of every node, e.g. "1 1 1 1"
 #   each VALUE               VALUE once per node, to compare with sortcount_each
@@ -78,8 +79,9 @@ _sortcount_start_node() {
 	mkfifo -m 600 "$sysfs/nodeid"
 	: > "$work/writes.$node"
 	# Opened read-write, the FIFO always has a reader and never sees EOF.
+	# Each write is recorded with the time it arrived.
 	exec {fd}<>"$sysfs/nodeid"
-	cat <&"$fd" >> "$work/writes.$node" &
+	while IFS= read -r line; do echo "$EPOCHREALTIME $line"; done <&"$fd" >> "$work/writes.$node" &
 	SC_PIDS="$SC_PIDS $!"
 	exec {fd}<&-
 }
@@ -90,6 +92,10 @@ sortcount_remove() {
 
 sortcount_node() {
 	grep -c . "$work/writes.$1"
+}
+
+sortcount_times() {
+	cut -d' ' -f1 "$work/writes.$1"
 }
 
 sortcount() {
