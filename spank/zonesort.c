@@ -133,7 +133,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	if (ctx == S_CTX_SLURMD)
 		return 0;
 	snprintf(option_usage, sizeof(option_usage),
-		 "Sort free memory before the job: on, off%s, or a period in seconds (%u-%u) to also sort during each step. Default: %s.",
+		 "Sort free memory before the job: on, off%s, or a period in seconds (%u-%u) to also sort during each step. Default: %s. What it did for your job: zonesort report.",
 		 policy.allow_off ? "" : " (not allowed here)", policy.min_period, ZS_MAX_PERIOD,
 		 policy.dflt.mode == ZS_MODE_OFF ? "off" : policy.dflt.mode == ZS_MODE_ON ? "on" : "periodic");
 	if (spank_option_register(sp, &zonesort_option) != ESPANK_SUCCESS) {
