@@ -99,7 +99,7 @@ km_main_test() {
 
 	# Errors the command and the files give.
 	is "$(km_get "$log" nodeid_5)" EINVAL "writing node 5 (absent) to nodeid gives EINVAL"
-	like "$(km_lines "$log" sort_node5)" "'5' is not a valid NUMA node" "zonesort sort --nodes 5 names the bad node"
+	like "$(km_lines "$log" sort_node5)" "nodes=5: NUMA node 5 does not exist on this host" "zonesort sort --nodes 5 names the bad node"
 	v=$(tr -d '\r' < "$log" | grep '^ZSTEST_VAL ')
 	local bad
 	# Accepted: a node id with a newline, Intel's "N sec" form, and empty
