@@ -124,7 +124,7 @@ gn_job() {
 	job=$(gn_jobid "nj-$tag")
 	case $mode in [0-9]*) hold=$((2 * mode + 1)) ;; esac
 	sleep "$hold"
-	z=$(timeout 300 zonesort conflicts --job "$job" --json 2> "$d/conflicts.err")
+	z=$(cluster_on_node "$ZS_NODE" timeout 300 zonesort conflicts --job "$job" --json 2> "$d/conflicts.err")
 	rc=$?
 	touch "$d/release.1"
 	wait $pid
@@ -197,7 +197,7 @@ gn_long_round() {
 		return 1
 	fi
 	job=$(gn_jobid nj-long)
-	z=$(timeout 300 zonesort conflicts --job "$job" --json 2>/dev/null)
+	z=$(cluster_on_node "$ZS_NODE" timeout 300 zonesort conflicts --job "$job" --json 2>/dev/null)
 	local line
 	line=$(cat "$GN_LONG/res.$k")
 	touch "$GN_LONG/release.$k"
