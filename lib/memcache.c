@@ -2,6 +2,7 @@
 #include "config.h"
 #include "memcache.h"
 #include "errbuf.h"
+#include "kpageflags.h"
 #include "policy.h"
 #include "statedir.h"
 #include "textfile.h"
@@ -62,35 +63,13 @@ static const char *node_dir(const struct zs_policy *p)
 /* The first frame of the node's memory: its lowest memory block. */
 static uint64_t node_first_pfn(const char *nodes, int node)
 {
-	char path[PATH_MAX];
-	unsigned long long block = 0, lowest = ULLONG_MAX;
-	long page = sysconf(_SC_PAGESIZE);
-	struct dirent *e;
-	FILE *f;
-	DIR *d;
+	uint64_t *ids = NULL, block_pages = 0, first = 0;
+	size_t n = 0;
 
-	snprintf(path, sizeof(path), "%s/../memory/block_size_bytes", nodes);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llx", &block) != 1)
-		block = 0;
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/node%d", nodes, node);
-	if (!block || block % (unsigned long long)page || !(d = opendir(path)))
-		return 0;
-	while ((e = readdir(d))) {
-		char *end;
-		unsigned long long id;
-
-		if (strncmp(e->d_name, "memory", 6) || !e->d_name[6])
-			continue;
-		id = strtoull(e->d_name + 6, &end, 10);
-		if (!*end && id < lowest)
-			lowest = id;
-	}
-	closedir(d);
-	return lowest == ULLONG_MAX ? 0 : lowest * (block / (unsigned long long)page);
+	if (!zs_node_memory_blocks(node, nodes, &ids, &n, &block_pages, NULL) && n)
+		first = ids[0] * block_pages;
+	free(ids);
+	return first;
 }
 
 /* Whether the kernel describes the cache as extended-linear (ACPI 6.6 HMAT,

@@ -232,16 +232,19 @@ static bool job_name(const char *name, uint32_t *job)
 	return true;
 }
 
-int zs_report_expire(const struct zs_policy *p, time_t now, unsigned *removed, char *err)
+/* Calls fn for each regular file of the reports directory named by a job
+ * id. A directory that does not exist holds none. */
+typedef void (*report_fn)(const char *name, uint32_t job, const struct stat *st, int dirfd,
+			  void *ctx);
+
+static int each_report(const struct zs_policy *p, bool create, report_fn fn, void *ctx, char *err)
 {
-	int dirfd = reports_dir(p, true, err);
-	time_t keep = (time_t)p->report_days * 86400;
+	int dirfd = reports_dir(p, create, err);
 	struct dirent *d;
 	DIR *dir;
 
-	*removed = 0;
 	if (dirfd < 0)
-		return -1;
+		return errno == ENOENT ? 0 : -1;
 	dir = fdopendir(dirfd);
 	if (!dir) {
 		close(dirfd);
@@ -251,14 +254,35 @@ int zs_report_expire(const struct zs_policy *p, time_t now, unsigned *removed, c
 		struct stat st;
 		uint32_t job;
 
-		if (!job_name(d->d_name, &job) ||
-		    fstatat(dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
-			continue;
-		if (st.st_mtime + keep <= now && !unlinkat(dirfd, d->d_name, 0))
-			(*removed)++;
+		if (job_name(d->d_name, &job) &&
+		    !fstatat(dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode))
+			fn(d->d_name, job, &st, dirfd, ctx);
 	}
 	closedir(dir);
 	return 0;
+}
+
+struct expiry {
+	time_t before;
+	unsigned removed;
+};
+
+static void expire_one(const char *name, uint32_t job, const struct stat *st, int dirfd, void *ctx)
+{
+	struct expiry *e = ctx;
+
+	(void)job;
+	if (st->st_mtime <= e->before && !unlinkat(dirfd, name, 0))
+		e->removed++;
+}
+
+int zs_report_expire(const struct zs_policy *p, time_t now, unsigned *removed, char *err)
+{
+	struct expiry e = { .before = now - (time_t)p->report_days * 86400 };
+	int rc = each_report(p, true, expire_one, &e, err);
+
+	*removed = e.removed;
+	return rc;
 }
 
 enum zs_report_status zs_report_load(const struct zs_policy *p, uint32_t job,
@@ -329,48 +353,52 @@ static int newest_first(const void *a, const void *b)
 	return x->job < y->job ? 1 : x->job > y->job ? -1 : 0;
 }
 
+struct listing {
+	struct listed *l;
+	unsigned n;
+	bool oom;
+};
+
+static void list_one(const char *name, uint32_t job, const struct stat *st, int dirfd, void *ctx)
+{
+	struct listing *ls = ctx;
+	struct listed *grown;
+
+	(void)name;
+	(void)dirfd;
+	if (ls->oom || (geteuid() != 0 && st->st_uid != geteuid()))
+		return;
+	grown = realloc(ls->l, (ls->n + 1) * sizeof(*ls->l));
+	if (!grown) {
+		ls->oom = true;
+		return;
+	}
+	ls->l = grown;
+	ls->l[ls->n++] = (struct listed){ job, st->st_mtime };
+}
+
 int zs_report_list(const struct zs_policy *p, uint32_t **jobs, unsigned *njobs, char *err)
 {
-	int dirfd = reports_dir(p, false, err);
-	struct listed *l = NULL;
-	unsigned n = 0;
-	struct dirent *d;
-	DIR *dir;
+	struct listing ls = { 0 };
 
 	*jobs = NULL;
 	*njobs = 0;
-	if (dirfd < 0)
-		return errno == ENOENT ? 0 : -1;
-	dir = fdopendir(dirfd);
-	if (!dir) {
-		close(dirfd);
-		return zs_fail(err, "%s/%s: %s", p->statedir, REPORTS_DIR, strerror(errno));
+	if (each_report(p, false, list_one, &ls, err)) {
+		free(ls.l);
+		return -1;
 	}
-	while ((d = readdir(dir))) {
-		struct stat st;
-		struct listed *grown;
-		uint32_t job;
-
-		if (!job_name(d->d_name, &job) ||
-		    fstatat(dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode) ||
-		    (geteuid() != 0 && st.st_uid != geteuid()))
-			continue;
-		grown = realloc(l, (n + 1) * sizeof(*l));
-		if (!grown)
-			break;
-		l = grown;
-		l[n++] = (struct listed){ job, st.st_mtime };
-	}
-	closedir(dir);
-	qsort(l, n, sizeof(*l), newest_first);
-	*jobs = calloc(n ? n : 1, sizeof(**jobs));
-	if (!*jobs) {
-		free(l);
+	if (ls.n)
+		qsort(ls.l, ls.n, sizeof(*ls.l), newest_first);
+	*jobs = calloc(ls.n ? ls.n : 1, sizeof(**jobs));
+	if (!*jobs || ls.oom) {
+		free(ls.l);
+		free(*jobs);
+		*jobs = NULL;
 		return zs_fail(err, "out of memory");
 	}
-	for (unsigned i = 0; i < n; i++)
-		(*jobs)[i] = l[i].job;
-	*njobs = n;
-	free(l);
+	for (unsigned i = 0; i < ls.n; i++)
+		(*jobs)[i] = ls.l[i].job;
+	*njobs = ls.n;
+	free(ls.l);
 	return 0;
 }
