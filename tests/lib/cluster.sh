@@ -223,7 +223,10 @@ cluster_on_node() {
 	local pid
 	pid=$(_cluster_slurmd_pid "$1") || { echo "cluster_on_node: no node $1" >&2; return 1; }
 	shift
-	nsenter -t "$pid" -m -u -- "$@"
+	# Entering a mount namespace resets the root and working directories
+	# to the namespace's own: keep slurmd's root (a chroot, in the cache-
+	# node guest) and this directory.
+	nsenter -t "$pid" -m -u -r -w"$PWD" -- "$@"
 }
 
 # cluster_node_of_pid PID: the node whose namespace the process runs in
