@@ -39,14 +39,14 @@ is "$(km_get "$log" job_on) $(km_get "$log" job_period) $(km_get "$log" job_off)
 is "$(km_lines "$log" stderr_on)" "" "the on job's stderr is clean"
 for t in on period; do
 	s=$(km_lines "$log" summary_$t)
-	like "$s" "prolog on zsnode: zonesort=[a-z0-9 ]+, 1 sort, 0 skipped \(recent\), 0 busy, 0 failed, [0-9.]+ s, backend compact" \
+	like "$s" "prolog on zsnode1: zonesort=[a-z0-9 ]+, 1 sort, 0 skipped \(recent\), 0 busy, 0 failed, [0-9.]+ s, backend compact" \
 		"$t job: the prolog sorted by compaction, nothing failed"
 	unlike "$s" "failed: |No such device" "$t job: no sort failure logged"
 done
 like "$(km_lines "$log" stderr_period)" "conflict sampling: no memory-side cache found" \
 	"sample_conflicts=yes without a cache: the periodic job is told once why there is no sample"
 unlike "$(km_lines "$log" stderr_period)" "No such device|write of node" "... and nothing else"
-like "$(km_lines "$log" summary_off)" "step 0 on zsnode: zonesort=off, no sort" "the off job ran unsorted"
+like "$(km_lines "$log" summary_off)" "step 0 on zsnode1: zonesort=off, no sort" "the off job ran unsorted"
 is "$(km_get "$log" module_loaded)" no "no module was loaded for a cache that is not there"
 v=$(km_lines "$log" status_after)
 like "$v" "memory-side caches: none detected" "zonesort status after the jobs: still no cache"

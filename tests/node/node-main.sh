@@ -39,9 +39,16 @@ nd_job_checks() {
 		"\"$rp\" != \"\" && \"$tp\" != \"\" && $tp >= $rp * 0.98 && $tp <= $rp * 1.02"
 	tol=$(nd_tolerance "$rp" "$tp")
 	nd_agree "job $tag: zonesort conflicts --job agrees with the job's own reading" "$(_f tool)" "$(_f reader_all)" "$tol"
-	# Random placement moves by about (1 - 0.39) / slots per page counted:
-	# 0.01 covers a thousand pages of difference between the readers.
-	nd_agree "job $tag: the random-placement figures agree" "$(_f tool_random)" "$(_f random)" 0.01
+	# Random placement of n pages over S slots, worked out here for the
+	# pages each reader counted: 1 - (1 - 1/S)^(n - 1).
+	local slots want_tool want_job
+	slots=$(( $(km_get "$log" hmat_size) / 4096 ))
+	want_tool=$(awk -v s="$slots" -v n="$tp" 'BEGIN { printf "%.6f", 1 - exp((n - 1) * log(1 - 1 / s)) }')
+	want_job=$(awk -v s="$slots" -v n="$(_f reader_pages)" 'BEGIN { printf "%.6f", 1 - exp((n - 1) * log(1 - 1 / s)) }')
+	nd_agree "job $tag: the tool's random placement is that of its $tp pages over $slots slots" \
+		"$(_f tool_random)" "$want_tool" 0.0005
+	nd_agree "job $tag: the job's own random placement is that of its $(_f reader_pages) pages" \
+		"$(_f random)" "$want_job" 0.0005
 	if [ "$(_f mode)" != off ] && [ "$(_f mode)" != on ]; then
 		nd_agree "job $tag: the plugin's summary line agrees with the job's own reading" \
 			"$(_f plugin)" "$(_f reader_all)" "$tol"
@@ -100,11 +107,11 @@ nd_main_test() {
 	nd_job_checks "$log" period; per=$ND_JOB_FRACTION
 	nd_job_checks "$log" off2; off2=$ND_JOB_FRACTION
 	s=$(km_lines "$log" summary_on)
-	like "$s" "job [0-9]+ prolog on zsnode: zonesort=on, 1 sort, .* backend kernel" "the on job's prolog sorted with the kernel backend"
+	like "$s" "job [0-9]+ prolog on zsnode1: zonesort=on, 1 sort, .* backend kernel" "the on job's prolog sorted with the kernel backend"
 	s=$(km_lines "$log" summary_period)
-	like "$s" "step 0 on zsnode: zonesort=every $period s, [1-9][0-9]* sorts?, .* backend kernel, conflicts [0-9.]+% \(random [0-9.]+%\)" \
+	like "$s" "step 0 on zsnode1: zonesort=every $period s, [1-9][0-9]* sorts?, .* backend kernel, conflicts [0-9.]+% \(random [0-9.]+%\)" \
 		"the periodic job's summary line has its sorts and the sampled conflicts"
-	like "$(km_lines "$log" summary_off)" "step 0 on zsnode: zonesort=off, no sort" "the off job was not sorted"
+	like "$(km_lines "$log" summary_off)" "step 0 on zsnode1: zonesort=off, no sort" "the off job was not sorted"
 
 	# What the site installs this for.
 	num_ok "aging left an unsorted half-cache job with >= 10% collisions ($off, then $off2)" "$off >= 0.10 && $off2 >= 0.10"
