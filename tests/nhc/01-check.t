@@ -477,9 +477,9 @@ is "$(jq -c '.entries["threads=2,size=805306368,numa=0"] | [.runs, .triad_best_g
 # --- drain guard: above the limit, hold instead of failing ----------------------------------
 reason="NHC: check_hw_stream_triad:  triad 10 GB/s < 30 GB/s"
 NODES4="node7|debug*|idle|none
-n1|debug*|drained|$reason
-n2|debug*|draining@|$reason
-n3|debug*|drained|maintenance by admin"
+n1|debug*|drain|$reason
+n2|debug*|drng@|$reason
+n3|debug*|drain|maintenance by admin"
 : > "$T/sinfo.calls"
 run -m 30 -G 1
 is "$(cat "$T/sinfo.calls")" "" "a passing check does not ask slurmctld for node states"
@@ -491,25 +491,25 @@ like "$LOG_MSG" "HELD: triad 10 GB/s < 30 GB/s \(2 threads, 768 MiB\); held, not
 	"logged loudly with the counts and the limit"
 is "$(cat "$T/scontrol.calls")" "" "no reboot is asked either"
 is "$(last_hist | jq -c '[.verdict, .guard_drained, .guard_nodes, .guard_limit]')" '["held",2,4,2]' "the history says held, with the counts"
-is "$(head -1 "$T/sinfo.calls")" "-h -N -o %N|%P|%T|%E" "one sinfo call counts the nodes"
+is "$(head -1 "$T/sinfo.calls")" "-h -N -o %N|%P|%t|%E" "one sinfo call counts the nodes"
 SI_NODES=$NODES4 ST_BEST=10 run -m 30 -G 3
 is "$RC/$STREAM_TRIAD_VERDICT" "1/fail" "-G 3: two drained is under the limit: fails (the admin's drain does not count)"
 SI_NODES=$NODES4 ST_BEST=10 run -m 30 -G 50%
 is "$STREAM_TRIAD_VERDICT" held "-G 50%: 2 of 4 nodes is the limit: held"
 SI_NODES=$NODES4 ST_BEST=10 run -m 30 -G 75%
 is "$STREAM_TRIAD_VERDICT" fail "-G 75%: the limit is 3 nodes: fails"
-SI_NODES="node7|debug*|drained|$reason
+SI_NODES="node7|debug*|drain|$reason
 n1|debug*|idle|none" ST_BEST=10 run -m 30 -G 1
 is "$STREAM_TRIAD_VERDICT" fail "the node itself, drained earlier by this check, does not count"
 SI_NODES="node7|p1|idle|none
 n1|p1|idle|none
-n2|p2|drained|$reason
-n3|p2|drained|$reason" ST_BEST=10 run -m 30 -G 1 -g partition
+n2|p2|drain|$reason
+n3|p2|drain|$reason" ST_BEST=10 run -m 30 -G 1 -g partition
 is "$STREAM_TRIAD_VERDICT" fail "-g partition: drained nodes of another partition do not count"
 SI_NODES="node7|p1|idle|none
 n1|p1|idle|none
-n2|p2|drained|$reason
-n3|p2|drained|$reason" ST_BEST=10 run -m 30 -G 1 -g cluster
+n2|p2|drain|$reason
+n3|p2|drain|$reason" ST_BEST=10 run -m 30 -G 1 -g cluster
 is "$STREAM_TRIAD_VERDICT" held "-g cluster: they do"
 SI_EXIT=1 ST_BEST=10 run -m 30 -G 1
 is "$STREAM_TRIAD_VERDICT" fail "sinfo failing: the check fails as without a guard"

@@ -161,17 +161,20 @@ printf '%s\n' 20 35 > "$T/seq"
 ST_BEST_SEQ=$T/seq hc -N n1 -m 30 -k 1 -w 0
 is "$RC/$CALLS" "0/" "-k 1: 20 then 35 GB/s is healthy: no drain, no Slurm call"
 SI_NODES="n1|debug*|idle|none
-n2|debug*|drained|NHC: check_hw_stream_triad:  triad 9 GB/s < 30 GB/s" ST_BEST=20 hc -N n1 -m 30 -G 1 -r yes
+n2|debug*|drain|NHC: check_hw_stream_triad:  triad 9 GB/s < 30 GB/s" ST_BEST=20 hc -N n1 -m 30 -G 1 -r yes
 is "$RC" 3 "held by the guard: exit 3"
-like "$CALLS" "^sinfo -h -N -o %N\|%P\|%T\|%E$" "one sinfo call to count, no drain, no reboot"
+is "$CALLS" "sinfo -h -N -o %N|%P|%t|%E" "one sinfo call to count, no drain, no reboot"
 like "$ERR" "HELD, not drained: n1: triad 20 GB/s < 30 GB/s .*1 of 2 nodes \(cluster\) already drained" "says it held the node and why"
 is "$(tail -1 "$STREAM_TRIAD_HISTORY" | jq -r .verdict)" held "history verdict held"
 SLURM_SCRIPT_CONTEXT=epilog_slurmd SI_NODES="n1|debug*|idle|none
-n2|debug*|drained|NHC: check_hw_stream_triad:  triad 9 GB/s < 30 GB/s" ST_BEST=20 hc -N n1 -m 30 -G 1
+n2|debug*|drain|NHC: check_hw_stream_triad:  triad 9 GB/s < 30 GB/s" ST_BEST=20 hc -N n1 -m 30 -G 1
 is "$RC" 0 "held as Slurm's Epilog: exit 0 (a failing Epilog would drain the node)"
 SI_NODES="n1|debug*|idle|none
 n2|debug*|idle|none" ST_BEST=20 hc -N n1 -m 30 -G 1
 like "$CALLS" "state=drain" "under the limit: drains"
+is "$(grep -c '^sinfo' <<< "$CALLS")" 1 "with the node state the guard read (one sinfo in all)"
+SI_NODES="n1|debug*|drng@|NHC: check_hw_stream_triad: earlier" ST_BEST=20 hc -N n1 -m 30 -G 1
+unlike "$CALLS" "state=drain" "a pending reboot seen by the guard is left alone"
 
 hc -N n1 -m 30 -l "$T/runner.log"
 like "$(cat "$T/runner.log")" "zonesort-health-check: healthy" "-l FILE gets the log lines"
