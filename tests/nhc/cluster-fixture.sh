@@ -21,7 +21,7 @@ REBOOT
 }
 
 conf() {
-	printf '%s\n' "-P $ZS_STREAM_TRIAD -H $HIST -b $T/state/ -l $T/runner.log -k ${ZS_HC_CONFIRM:-0}" "$*" > "$T/hc.conf"
+	printf '%s\n' "-P $ZS_STREAM_TRIAD -H $HIST -b $T/state/ -l $T/runner.log -k 0 -s 512MiB" "$*" > "$T/hc.conf"
 }
 
 nhc_cluster_cleanup() {
