@@ -17,7 +17,10 @@ PROBE=$ZS_SRCDIR/tests/nhc/stand-in-stream-triad
 export ST_LOG=$T/probe.log
 
 # squeue stand-in: prints $SQ_JOBS, exits $SQ_EXIT; scontrol stand-in:
-# records its arguments, exits $SC_EXIT.
+# "listpids" lists steps of the jobs in $LP_JOBS (local slurmd state; calls
+# in listpids.calls) or fails with $LP_ERROR; anything else is recorded in
+# scontrol.calls and exits $SC_EXIT. sinfo stand-in: prints $SI_NODES
+# (lines of node|partition|state|reason), calls in sinfo.calls.
 cat > "$T/squeue" <<'EOF'
 #!/bin/bash
 echo "$*" >> "${0%/*}/squeue.calls"
@@ -26,10 +29,25 @@ for j in ${SQ_JOBS:-}; do echo "$j"; done
 EOF
 cat > "$T/scontrol" <<'EOF'
 #!/bin/bash
+if [ "$1" = listpids ]; then
+	echo "$*" >> "${0%/*}/listpids.calls"
+	[ -z "${LP_ERROR:-}" ] || { echo "$LP_ERROR" >&2; exit 1; }
+	[ -n "${LP_JOBS:-}" ] || { echo "No job steps exist on this node." >&2; echo "PID      JOBID    STEPID   LOCALID GLOBALID"; exit 1; }
+	echo "PID      JOBID    STEPID   LOCALID GLOBALID"
+	pid=100
+	for j in $LP_JOBS; do echo "$((pid += 1))    $j        batch    0       0"; echo "$((pid += 1))    $j        0        -       -"; done
+	exit 0
+fi
 printf '%s\n' "$*" >> "${0%/*}/scontrol.calls"
 [ "${SC_EXIT:-0}" = 0 ] || { echo "scontrol: error: RebootProgram isn't defined" >&2; exit "$SC_EXIT"; }
 EOF
-chmod +x "$T/squeue" "$T/scontrol"
+cat > "$T/sinfo" <<'EOF'
+#!/bin/bash
+echo "$*" >> "${0%/*}/sinfo.calls"
+[ "${SI_EXIT:-0}" = 0 ] || { echo "sinfo: error: Unable to contact slurm controller" >&2; exit "$SI_EXIT"; }
+printf '%s\n' "${SI_NODES:-node7|debug*|idle|none}"
+EOF
+chmod +x "$T/squeue" "$T/scontrol" "$T/sinfo"
 echo "11111111-2222-3333-4444-555555555555" > "$T/boot_id"
 
 # What NHC provides, replaced the way NHC's test driver does.
@@ -55,7 +73,11 @@ STREAM_TRIAD_HISTORY=$T/history.jsonl
 STREAM_TRIAD_BASELINE=$T/state/
 STREAM_TRIAD_SQUEUE=$T/squeue
 STREAM_TRIAD_SCONTROL=$T/scontrol
+STREAM_TRIAD_SINFO=$T/sinfo
 STREAM_TRIAD_BOOT_ID_FILE=$T/boot_id
+# The sections below test one thing each; confirmation, the multi-run
+# baseline and the drain guard have sections of their own.
+STREAM_TRIAD_CONFIRM=0 STREAM_TRIAD_BASELINE_RUNS=1 STREAM_TRIAD_GUARD=off
 
 # run ARGS...: one fresh check (no cached measurement).
 run() {
@@ -283,7 +305,7 @@ is "$(last_hist | jq -r '[.verdict, .reason] | join(": ")')" "fail: triad 10 GB/
 ST_EXIT=3 run -m 30
 is "$(last_hist | jq -r .verdict)" error "a probe failure's line says error"
 ok "every history line is valid JSON with a verdict" \
-	jq_true -s 'length > 20 and all(.[]; (.verdict | IN("pass", "fail", "error", "skip")) and (.node | type) == "string")' "$STREAM_TRIAD_HISTORY"
+	jq_true -s 'length > 20 and all(.[]; (.verdict | IN("pass", "fail", "error", "skip", "held")) and (.node | type) == "string")' "$STREAM_TRIAD_HISTORY"
 n0=$(hist_lines)
 run -m 30 -H none
 is "$(hist_lines)" "$n0" "-H none writes no history"
@@ -293,25 +315,33 @@ is "$(jq -r .verdict "$T/other/h.jsonl")" pass "-H FILE writes there (creating t
 # --- other jobs on the node -----------------------------------------------------------
 : > "$ST_LOG"
 : > "$T/squeue.calls"
-SQ_JOBS="12 13" run -m 30
+: > "$T/listpids.calls"
+LP_JOBS="12 13" run -m 30
 is "$RC" 0 "other jobs running: the check skips (no failure)"
 is "$STREAM_TRIAD_VERDICT" skip "verdict skip"
 is "$(probe_runs)" 0 "the probe did not run"
 like "$LOG_MSG" "skipped: other jobs run on node7: 12 13" "a log line says why"
 is "$(last_hist | jq -r '[.verdict, .reason] | join(": ")')" "skip: other jobs run on node7: 12 13" "history records the skip"
-is "$(head -1 "$T/squeue.calls")" "-h -w node7 -t R -o %A" "asks Slurm for running jobs on this node"
-SLURM_JOB_ID=12 SQ_JOBS=12 run -m 30
+is "$(cat "$T/listpids.calls")" "listpids" "asks the local slurmd's job steps (scontrol listpids)"
+is "$(cat "$T/squeue.calls")" "" "and not slurmctld (no squeue)"
+SLURM_JOB_ID=12 LP_JOBS=12 run -m 30
 is "$STREAM_TRIAD_VERDICT" pass "the job whose Epilog this is does not count"
-SLURM_JOB_ID=12 SQ_JOBS="12 14" run -m 30
+SLURM_JOB_ID=12 LP_JOBS="12 14" run -m 30
 like "$LOG_MSG" "other jobs run on node7: 14;" "but any other job does"
-SQ_JOBS="12 13" run -m 30 -f
+LP_JOBS="12 13" run -m 30 -f
 is "$STREAM_TRIAD_VERDICT" pass "-f measures anyway"
-SQ_EXIT=1 run -m 30
-is "$STREAM_TRIAD_VERDICT" skip "squeue failing: skip (contention cannot be ruled out)"
+run -m 30
+is "$STREAM_TRIAD_VERDICT" pass "no job steps on the node: measures"
+is "$(cat "$T/squeue.calls")" "" "without asking slurmctld"
+LP_ERROR="scontrol: error: unexpected" SQ_JOBS="21" run -m 30
+is "$(head -1 "$T/squeue.calls")" "-h -w node7 -t R -o %A" "listpids failing otherwise: asks slurmctld (squeue) instead"
+like "$LOG_MSG" "other jobs run on node7: 21" "and skips for the jobs it names"
+LP_ERROR="scontrol: error: unexpected" SQ_EXIT=1 run -m 30
+is "$STREAM_TRIAD_VERDICT" skip "both failing: skip (contention cannot be ruled out)"
 like "$LOG_MSG" "cannot ask Slurm which jobs run on node7 \(squeue: error: Unable to contact" "with squeue's message"
-SLURMD_NODENAME=nid00042 SQ_JOBS=1 run -m 30
+SLURMD_NODENAME=nid00042 LP_JOBS=1 run -m 30
 like "$LOG_MSG" "other jobs run on nid00042" "the node name is \$SLURMD_NODENAME when set"
-STREAM_TRIAD_NODE=cn5 SQ_JOBS=1 run -m 30
+STREAM_TRIAD_NODE=cn5 LP_JOBS=1 run -m 30
 like "$LOG_MSG" "other jobs run on cn5" "STREAM_TRIAD_NODE overrides it"
 
 # Another check holding the lock (say the Epilog and HealthCheckProgram at once).
@@ -354,4 +384,152 @@ is "$(probe_runs)" 2 "other probe settings measure again"
 # Figures in reasons: one decimal, none when it rounds to a whole number.
 is "$(nhc_stream_triad_fmt_gbs 300) $(nhc_stream_triad_fmt_gbs 251.43) $(nhc_stream_triad_fmt_gbs 44.969) $(nhc_stream_triad_fmt_gbs 0.04)" \
 	"300 251.4 45 0" "bandwidths in reasons: 300, 251.4, 45 (from 44.969), 0"
+# --- options of confirmation, baseline and guard: bad values named -----------------------
+for bad in "-k x" "-k 11" "-k -1" "-w abc" "-w 601" "-B 0" "-B 21" "-G 0" "-G 0%" "-G 101%" "-G many" "-g rack"; do
+	set -- $bad
+	: > "$ST_LOG"
+	run -m 30 "$1" "$2"
+	is "$RC/$DIE_RC/$(probe_runs)" "1/1/0" "$bad: rejected before measuring"
+	like "$DIE_MSG" "$1: '$2' is not a .*; expected " "$bad: the message names the value and what is accepted"
+done
+
+# --- confirmation: a low measurement is measured again before the node fails ---------------
+SEQ=$T/best.seq
+printf '%s\n' 10 35 > "$SEQ"
+: > "$ST_LOG"
+ST_BEST_SEQ=$SEQ run -m 30 -k 2 -w 0
+is "$RC/$STREAM_TRIAD_VERDICT" "0/pass" "10 GB/s, then 35 on the first confirmation: passes"
+is "$(probe_runs)" 2 "the probe ran twice (no second confirmation needed)"
+is "$(sed -n 2p "$ST_LOG")" "args size= numa=0 threads=unset repeats=40" \
+	"the confirmation runs 4 times the first run's repetitions (10)"
+is "$(last_hist | jq -c '[.verdict, .triad_best_gbs, .confirm_gbs, .confirm_repeats]')" '["pass",10,[35],40]' \
+	"the history keeps the first figure and the confirmation's"
+like "$LOG_MSG" "not confirmed: triad 10 GB/s < 30 GB/s .*then triad 35 GB/s on confirmation 1 of 2" "the log says the failure was not confirmed"
+
+printf '%s\n' 10 12 11 > "$SEQ"
+: > "$ST_LOG"
+ST_BEST_SEQ=$SEQ run -m 30 -k 2 -w 0
+is "$RC/$DIE_RC/$STREAM_TRIAD_VERDICT" "1/1/fail" "10, 12, 11 GB/s: the failure is confirmed"
+is "$(probe_runs)" 3 "one run and two confirmations"
+is "$DIE_MSG" "check_hw_stream_triad:  triad 10 GB/s < 30 GB/s (2 threads, 768 MiB), confirmed: 12, 11 GB/s" \
+	"the reason names the first figure and the confirmations"
+is "$(last_hist | jq -c .confirm_gbs)" "[12,11]" "the history records both confirmations"
+
+printf '%s\n' 10 35 > "$SEQ"
+: > "$ST_LOG"
+ST_BEST_SEQ=$SEQ run -m 30 -k 0
+is "$RC/$(probe_runs)" "1/1" "-k 0: no confirmation, fails on the first run"
+
+printf '%s\n' 10 12 > "$SEQ"
+t0=$EPOCHREALTIME
+ST_BEST_SEQ=$SEQ run -m 30 -k 1 -w 1.5
+num_ok "-w 1.5: the confirmation waits 1.5 s first ($(awk -v a="${t0/,/.}" -v b="${EPOCHREALTIME/,/.}" 'BEGIN { print b - a }') s)" \
+	"$(awk -v a="${t0/,/.}" -v b="${EPOCHREALTIME/,/.}" 'BEGIN { print b - a }') >= 1.5"
+
+# The confirmation's repetitions stay within half the time -T leaves:
+# 768 MiB at 10 GB/s is 0.08 s a repetition; -T 1 leaves about 0.5 s: 6 more.
+printf '%s\n' 10 12 > "$SEQ"
+: > "$ST_LOG"
+ST_BEST_SEQ=$SEQ run -m 30 -k 1 -w 0 -T 1
+like "$(sed -n 2p "$ST_LOG")" "repeats=1[0-6]$" "-T 1: the confirmation adds only what fits ($(sed -n 2p "$ST_LOG"))"
+
+# Relative limit: confirmed against the same baseline.
+echo "cccccccc-2222-3333-4444-555555555555" > "$T/boot_id"
+ST_BEST=40 run -p 80
+printf '%s\n' 25 38 > "$SEQ"
+ST_BEST_SEQ=$SEQ run -p 80 -k 1 -w 0
+is "$RC/$STREAM_TRIAD_VERDICT" "0/pass" "-p 80: 25 then 38 GB/s against the baseline 40 passes"
+ST_BEST=25 run -p 80 -k 1 -w 0
+like "$DIE_MSG" "triad 25 GB/s < 80% of post-boot 40 GB/s \(2 threads, 768 MiB\), confirmed: 25 GB/s" "25 twice fails"
+
+# A cached measurement (a second check line) is not confirmed again.
+nhc_stream_triad_reset
+: > "$ST_LOG"
+ST_BEST=10 check_hw_stream_triad -m 30 -k 1 -w 0
+ST_BEST=10 check_hw_stream_triad -m 25 -k 1 -w 0
+is "$(probe_runs)" 2 "a second check line reuses the confirmed measurement"
+
+# --- post-boot baseline: the median of the first -B good runs ------------------------------
+echo "dddddddd-2222-3333-4444-555555555555" > "$T/boot_id"
+for b in 17 40 41 60; do ST_BEST=$b run -p 50 -B 3; done
+is "$(jq -c '.entries[] | [.runs, .triad_best_gbs, (.samples | map(.triad_best_gbs))]' "$BFILE")" '[3,40,[17,40,41]]' \
+	"-B 3: runs of 17, 40, 41 (then 60): the baseline is their median, 40 (one disturbed run does not set it)"
+is "$(last_hist | jq -c '[.baseline_gbs, .baseline_runs]')" "[40,3]" "the history says which baseline and of how many runs"
+echo "eeeeeeee-2222-3333-4444-555555555555" > "$T/boot_id"
+ST_BEST=40 run -p 80 -B 3
+is "$(jq -r '.entries[].triad_best_gbs' "$BFILE")" 40 "first run of a boot: the baseline is it, for now"
+ST_BEST=20 run -p 80 -B 3
+is "$RC" 1 "a run below -p of the baseline so far fails"
+is "$(jq -c '.entries[] | [.runs, .triad_best_gbs]' "$BFILE")" "[1,40]" "and does not become a sample"
+ST_BEST=44 run -p 80 -B 3
+is "$(jq -c '.entries[] | [.runs, .triad_best_gbs]' "$BFILE")" "[2,42]" "two samples: their mean"
+like "$LOG_MSG" "post-boot baseline of node7: triad 42 GB/s \(2 threads, 768 MiB\), median of 2 of 3 runs" "logged with how many runs"
+ST_NUMA="0:40 1:30" run -n -p 80 -B 2
+ST_NUMA="0:44 1:34" run -n -p 80 -B 2
+is "$(jq -c '.entries["threads=2,size=805306368,numa=1"].numa | map([.node, .triad_best_gbs])' "$BFILE")" "[[0,42],[1,32]]" \
+	"-n: a median per NUMA node"
+# A file written before samples were kept: its one figure counts as one run.
+jq -c '.entries |= map_values(del(.samples, .runs))' "$BFILE" > "$BFILE.old" && mv "$BFILE.old" "$BFILE"
+ST_BEST=42 run -p 80 -B 3
+is "$(jq -c '.entries["threads=2,size=805306368,numa=0"] | [.runs, .triad_best_gbs]' "$BFILE")" "[2,42]" \
+	"an older baseline without samples counts as one run"
+
+# --- drain guard: above the limit, hold instead of failing ----------------------------------
+reason="NHC: check_hw_stream_triad:  triad 10 GB/s < 30 GB/s"
+NODES4="node7|debug*|idle|none
+n1|debug*|drain|$reason
+n2|debug*|drng@|$reason
+n3|debug*|drain|maintenance by admin"
+: > "$T/sinfo.calls"
+run -m 30 -G 1
+is "$(cat "$T/sinfo.calls")" "" "a passing check does not ask slurmctld for node states"
+: > "$T/scontrol.calls"
+SI_NODES=$NODES4 ST_BEST=10 run -m 30 -G 2 -r yes
+is "$RC/$DIE_RC/$STREAM_TRIAD_VERDICT" "0//held" "two nodes already drained by this check, -G 2: held (no die, NHC marks nothing)"
+is "$DIE_MSG" "" "die is not called"
+like "$LOG_MSG" "HELD: triad 10 GB/s < 30 GB/s \(2 threads, 768 MiB\); held, not drained: 2 of 4 nodes \(cluster\) already drained or rebooting for check_hw_stream_triad, limit -G 2" \
+	"logged loudly with the counts and the limit"
+is "$(cat "$T/scontrol.calls")" "" "no reboot is asked either"
+is "$(last_hist | jq -c '[.verdict, .guard_drained, .guard_nodes, .guard_limit]')" '["held",2,4,2]' "the history says held, with the counts"
+is "$(head -1 "$T/sinfo.calls")" "-h -N -o %N|%P|%t|%E" "one sinfo call counts the nodes"
+SI_NODES=$NODES4 ST_BEST=10 run -m 30 -G 3
+is "$RC/$STREAM_TRIAD_VERDICT" "1/fail" "-G 3: two drained is under the limit: fails (the admin's drain does not count)"
+SI_NODES=$NODES4 ST_BEST=10 run -m 30 -G 50%
+is "$STREAM_TRIAD_VERDICT" held "-G 50%: 2 of 4 nodes is the limit: held"
+SI_NODES=$NODES4 ST_BEST=10 run -m 30 -G 75%
+is "$STREAM_TRIAD_VERDICT" fail "-G 75%: the limit is 3 nodes: fails"
+SI_NODES="node7|debug*|drain|$reason
+n1|debug*|idle|none" ST_BEST=10 run -m 30 -G 1
+is "$STREAM_TRIAD_VERDICT" fail "the node itself, drained earlier by this check, does not count"
+SI_NODES="node7|p1|idle|none
+n1|p1|idle|none
+n2|p2|drain|$reason
+n3|p2|drain|$reason" ST_BEST=10 run -m 30 -G 1 -g partition
+is "$STREAM_TRIAD_VERDICT" fail "-g partition: drained nodes of another partition do not count"
+SI_NODES="node7|p1|idle|none
+n1|p1|idle|none
+n2|p2|drain|$reason
+n3|p2|drain|$reason" ST_BEST=10 run -m 30 -G 1 -g cluster
+is "$STREAM_TRIAD_VERDICT" held "-g cluster: they do"
+SI_EXIT=1 ST_BEST=10 run -m 30 -G 1
+is "$STREAM_TRIAD_VERDICT" fail "sinfo failing: the check fails as without a guard"
+like "$LOG_MSG" "cannot count drained nodes \(-G 1\): sinfo: error: Unable to contact" "and logs why it could not count"
+SI_NODES=$NODES4 ST_BEST=10 run -m 30 -G off
+is "$STREAM_TRIAD_VERDICT" fail "-G off: no guard"
+SI_NODES=$NODES4 ST_EXIT=3 run -m 30 -G 1
+is "$STREAM_TRIAD_VERDICT" error "a failure to measure is not held (it is not a bandwidth verdict)"
+
+# The verdict held in the Prometheus metrics.
+. "$ZS_NHC_DIR/zonesort_metrics.nhc"
+SI_NODES=$NODES4 ST_BEST=10 run -m 30 -G 1 -M "$T/prom"
+like "$(cat "$T/prom/zonesort-health.prom")" 'zonesort_health_check_last_verdict\{node="node7",verdict="held"\} 1' \
+	"the metrics say the last check was held"
+like "$(cat "$T/prom/zonesort-health.prom")" 'zonesort_health_checks_total\{node="node7",verdict="held"\} [1-9]' \
+	"and count held checks"
+if command -v promtool >/dev/null; then
+	ok "promtool accepts the metrics" promtool check metrics < "$T/prom/zonesort-health.prom"
+else
+	ok "promtool (package prometheus) is needed to check the metrics" false
+fi
+
 done_testing

@@ -13,6 +13,8 @@ T=$(mktemp -d /tmp/zs-nhc-runner.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 PROBE=$ZS_SRCDIR/tests/nhc/stand-in-stream-triad
 
+# scontrol listpids asks the local slurmd (no Slurm call to count): the
+# stand-in lists steps of $SQ_JOBS and records nothing.
 cat > "$T/squeue" <<'EOF'
 #!/bin/bash
 for j in ${SQ_JOBS:-}; do echo "$j"; done
@@ -20,10 +22,19 @@ EOF
 cat > "$T/sinfo" <<'EOF'
 #!/bin/bash
 echo "sinfo $*" >> "${0%/*}/calls"
-echo "${SI_STATE:-idle|none}"
+case "$*" in
+*%P*) printf '%s\n' "${SI_NODES:-n1|debug*|idle|none}" ;;
+*) echo "${SI_STATE:-idle|none}" ;;
+esac
 EOF
 cat > "$T/scontrol" <<'EOF'
 #!/bin/bash
+if [ "$1" = listpids ]; then
+	[ -n "${SQ_JOBS:-}" ] || { echo "No job steps exist on this node." >&2; exit 1; }
+	echo "PID      JOBID    STEPID   LOCALID GLOBALID"
+	for j in $SQ_JOBS; do echo "4242     $j       batch    0       0"; done
+	exit 0
+fi
 echo "scontrol $*" >> "${0%/*}/calls"
 echo "SLURM_CONF=${SLURM_CONF:-unset}" >> "${0%/*}/calls"
 exit "${SC_EXIT:-0}"
@@ -32,6 +43,8 @@ chmod +x "$T/squeue" "$T/sinfo" "$T/scontrol"
 export STREAM_TRIAD_SQUEUE=$T/squeue STREAM_TRIAD_SINFO=$T/sinfo STREAM_TRIAD_SCONTROL=$T/scontrol
 export STREAM_TRIAD_HISTORY=$T/history.jsonl STREAM_TRIAD_BASELINE=$T/state/
 export STREAM_TRIAD_PROBE=$PROBE
+# Confirmation and the drain guard have tests of their own below.
+export STREAM_TRIAD_CONFIRM=0 STREAM_TRIAD_GUARD=off
 # No options file unless a test gives one.
 export ZS_HEALTH_CHECK_CONF=/dev/null
 
@@ -137,6 +150,31 @@ SLURM_JOB_ID=77 SQ_JOBS="77 78" hc -N n1 -m 30
 is "$RC" 0 "another job running: exit 0"
 is "$CALLS" "" "another job running: no drain"
 like "$ERR" "skipped: other jobs run on n1: 78" "another job running: skipped with a log line"
+
+# Confirmation, baseline and guard options pass through to the check.
+hc -N n1 -m 30 -k 11
+like "$CALLS" "reason=NHC: check_hw_stream_triad:  -k: '11' is not a number of confirmations; expected an integer from 0" \
+	"a bad -k drains, naming the value and what is accepted"
+hc -N n1 -m 30 -G lots
+like "$CALLS" "-G: 'lots' is not a drain limit; expected a node count" "a bad -G too"
+printf '%s\n' 20 35 > "$T/seq"
+ST_BEST_SEQ=$T/seq hc -N n1 -m 30 -k 1 -w 0
+is "$RC/$CALLS" "0/" "-k 1: 20 then 35 GB/s is healthy: no drain, no Slurm call"
+SI_NODES="n1|debug*|idle|none
+n2|debug*|drain|NHC: check_hw_stream_triad:  triad 9 GB/s < 30 GB/s" ST_BEST=20 hc -N n1 -m 30 -G 1 -r yes
+is "$RC" 3 "held by the guard: exit 3"
+is "$CALLS" "sinfo -h -N -o %N|%P|%t|%E" "one sinfo call to count, no drain, no reboot"
+like "$ERR" "HELD, not drained: n1: triad 20 GB/s < 30 GB/s .*1 of 2 nodes \(cluster\) already drained" "says it held the node and why"
+is "$(tail -1 "$STREAM_TRIAD_HISTORY" | jq -r .verdict)" held "history verdict held"
+SLURM_SCRIPT_CONTEXT=epilog_slurmd SI_NODES="n1|debug*|idle|none
+n2|debug*|drain|NHC: check_hw_stream_triad:  triad 9 GB/s < 30 GB/s" ST_BEST=20 hc -N n1 -m 30 -G 1
+is "$RC" 0 "held as Slurm's Epilog: exit 0 (a failing Epilog would drain the node)"
+SI_NODES="n1|debug*|idle|none
+n2|debug*|idle|none" ST_BEST=20 hc -N n1 -m 30 -G 1
+like "$CALLS" "state=drain" "under the limit: drains"
+is "$(grep -c '^sinfo' <<< "$CALLS")" 1 "with the node state the guard read (one sinfo in all)"
+SI_NODES="n1|debug*|drng@|NHC: check_hw_stream_triad: earlier" ST_BEST=20 hc -N n1 -m 30 -G 1
+unlike "$CALLS" "state=drain" "a pending reboot seen by the guard is left alone"
 
 hc -N n1 -m 30 -l "$T/runner.log"
 like "$(cat "$T/runner.log")" "zonesort-health-check: healthy" "-l FILE gets the log lines"

@@ -20,8 +20,9 @@ REBOOT
 	trap nhc_cluster_cleanup EXIT
 }
 
+# A 512 MiB probe without confirmation keeps each check short on a loaded machine.
 conf() {
-	printf '%s\n' "-P $ZS_STREAM_TRIAD -H $HIST -b $T/state/ -l $T/runner.log" "$*" > "$T/hc.conf"
+	printf '%s\n' "-P $ZS_STREAM_TRIAD -H $HIST -b $T/state/ -l $T/runner.log -k 0 -s 512MiB" "$*" > "$T/hc.conf"
 }
 
 nhc_cluster_cleanup() {
