@@ -186,12 +186,17 @@ cluster_start_or_bail() {
 
 # The mount namespace of each slurmd, once it is surely its own (not the
 # test's, as before unshare ran): cluster_stop ends what is left in them.
+# A descriptor held on each keeps the namespace alive, so its number
+# cannot pass to another test's namespace before cluster_stop is done.
 _cluster_record_namespaces() {
-	local pid ns own
+	local pid ns own fd
 	own=$(readlink /proc/self/ns/mnt)
 	for pid in $ZS_CLUSTER_PIDS; do
 		ns=$(readlink "/proc/$pid/ns/mnt" 2>/dev/null) || continue
-		[ "$ns" != "$own" ] && [[ " $ZS_CLUSTER_NS " != *" $ns "* ]] && ZS_CLUSTER_NS="$ZS_CLUSTER_NS $ns"
+		[ "$ns" != "$own" ] && [[ " $ZS_CLUSTER_NS " != *" $ns "* ]] || continue
+		exec {fd}< "/proc/$pid/ns/mnt" || continue
+		ZS_CLUSTER_NS="$ZS_CLUSTER_NS $ns"
+		ZS_CLUSTER_NS_FDS="${ZS_CLUSTER_NS_FDS:-} $fd"
 	done
 }
 
@@ -247,8 +252,11 @@ cluster_node_of_pid() {
 	return 1
 }
 
+# Read from the whole node list: Slurm 22.05's "sinfo -n NODE" was seen to
+# report a node "mixed" for a while after its last job's Epilog ended,
+# while the full list (and scontrol) already said idle.
 cluster_node_state() {
-	sinfo -h -N -n "${1:-$ZS_NODE}" -o '%T' 2>/dev/null | head -1
+	sinfo -h -N -o '%N %T' 2>/dev/null | awk -v n="${1:-$ZS_NODE}" '$1 == n { print $2; exit }'
 }
 
 _node_is() { [[ "$(cluster_node_state "${2:-}")" == $1 ]]; }
@@ -300,7 +308,7 @@ _cluster_kill_namespaces() {
 
 cluster_stop() {
 	[ -n "${ZS_CLUSTER:-}" ] || return 0
-	local pid munged_pid
+	local pid munged_pid fd
 	_cluster_record_namespaces
 	# munged goes last: slurmctld and slurmd need it to shut down.
 	munged_pid=${ZS_CLUSTER_PIDS%% *}
@@ -311,6 +319,10 @@ cluster_stop() {
 		wait "$pid" 2>/dev/null
 	done
 	_cluster_kill_namespaces
+	for fd in ${ZS_CLUSTER_NS_FDS:-}; do
+		exec {fd}<&-
+	done
+	ZS_CLUSTER_NS_FDS=
 	if [ -n "$munged_pid" ]; then
 		kill "$munged_pid" 2>/dev/null
 		wait_for 5 _pid_gone "$munged_pid" || kill -9 "$munged_pid" 2>/dev/null
