@@ -57,6 +57,7 @@
 #include <linux/workqueue.h>
 
 #include "zonesort_policy.h"
+#include "zonesort_quarantine.h"
 
 #define ZS_VERSION "0.1.0"
 
@@ -603,6 +604,11 @@ static void zs_walk_node(struct zs_run *r, bool apply)
 				bool small = (1ULL << order) < r->g.colors;
 				size_t n;
 
+				/* Transparent huge pages take the lists from
+				 * pageblock order up first. */
+				if (order == pageblock_order)
+					zsp_begin_huge(&r->st);
+
 				if (zs_stop()) {
 					r->err = -EINTR;
 					break;
@@ -625,6 +631,7 @@ static void zs_walk_node(struct zs_run *r, bool apply)
 					continue;
 				}
 				if (small) {
+					n = zsq_filter(zone, order, mt, r->st.load, r->blocks, n, r->tmp);
 					zsp_order_blocks(&r->st, r->blocks, n, order, r->tmp);
 					zs_apply(r, zone, order, mt, n);
 				}
@@ -678,6 +685,7 @@ static int zs_sort_node(int nid)
 	zsp_conflict_init(&r->est[1], &g, g.colors * g.ways / 2, r->estmem + g.nslots);
 	zsp_floor_init(&r->floor, &g, g.colors * g.ways / 2, r->estmem + 2 * g.nslots,
 		       r->estmem + 3 * g.nslots);
+	zsq_sort_begin(nid, &g);
 	zs_walk_node(r, true);
 	err = r->err;
 	ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
@@ -886,6 +894,8 @@ static int __init zs_init(void)
 		goto fail;
 	}
 	err = sysfs_create_group(zs_kobj, &zs_group);
+	if (!err)
+		err = zsq_init(zs_kobj);
 	if (err) {
 		kobject_put(zs_kobj);
 		goto fail;
@@ -905,6 +915,7 @@ static void __exit zs_exit(void)
 	kobject_put(zs_kobj);
 	WRITE_ONCE(zs_interval, 0);
 	cancel_delayed_work_sync(&zs_work);
+	zsq_exit();
 	kfree(zs_fw);
 }
 

@@ -40,6 +40,8 @@ void zsp_init(struct zsp_state *s, const struct zsp_geom *g, void *mem)
 	s->cur = (uint32_t *)p;
 	p += g->nslots * sizeof(uint32_t);
 	s->start = (uint32_t *)p;
+	p += g->nslots * sizeof(uint32_t);
+	s->base = (uint32_t *)p;
 	zsp_reset(s);
 }
 
@@ -48,7 +50,21 @@ void zsp_reset(struct zsp_state *s)
 	uint64_t i;
 
 	for (i = 0; i < s->g.nslots; i++)
+		s->load[i] = s->base[i] = 0;
+	s->huge = false;
+}
+
+void zsp_begin_huge(struct zsp_state *s)
+{
+	uint64_t i;
+
+	if (s->huge)
+		return;
+	for (i = 0; i < s->g.nslots; i++) {
+		s->base[i] = s->load[i];
 		s->load[i] = 0;
+	}
+	s->huge = true;
 }
 
 void zsp_add_pages(struct zsp_state *s, uint64_t pfn, uint64_t npages)
@@ -65,24 +81,32 @@ static uint64_t conflicting(uint64_t x, uint64_t cap)
 	return x > cap ? x : 0;
 }
 
+static uint64_t clamp_bits(uint64_t v, unsigned int bits)
+{
+	uint64_t max = (1ULL << bits) - 1;
+
+	return v > max ? max : v;
+}
+
 /* Key of a group of `span` slots from slot `first`, each to receive pp
  * more pages: the conflicting pages that adds, then the load already
- * there. */
+ * there. Ordering huge-page lists: the conflicting pages added against
+ * their own blocks, then against all, then the whole load. */
 static uint64_t group_key(const struct zsp_state *s, uint64_t first, uint64_t span, uint64_t pp)
 {
-	uint64_t cost = 0, load = 0, i;
+	uint64_t cost = 0, cost_all = 0, load = 0, i;
 
 	for (i = first; i < first + span; i++) {
-		uint64_t l = s->load[i];
+		uint64_t l = s->load[i], all = l + (s->huge ? s->base[i] : 0);
 
 		cost += conflicting(l + pp, s->g.cap) - conflicting(l, s->g.cap);
-		load += l;
+		cost_all += conflicting(all + pp, s->g.cap) - conflicting(all, s->g.cap);
+		load += all;
 	}
-	if (cost > 0xffffffffULL)
-		cost = 0xffffffffULL;
-	if (load > 0xffffffffULL)
-		load = 0xffffffffULL;
-	return cost << 32 | load;
+	if (s->huge)
+		return clamp_bits(cost, 24) << 40 | clamp_bits(cost_all, 20) << 20 |
+		       clamp_bits(load, 20);
+	return clamp_bits(cost, 32) << 32 | clamp_bits(load, 32);
 }
 
 /* Heap order: lower key; then the group with more blocks left (so that

@@ -35,6 +35,13 @@
  * group's key changes only when one of its own blocks is handed out, so a
  * heap of groups gives the order in O(blocks log groups + pages).
  *
+ * Huge pages. A transparent huge page comes from the lists of its order
+ * (pageblock order) and above, before any smaller list; pages of 4 KiB
+ * reach those lists only after every smaller one. From that order up
+ * (zsp_begin_huge), blocks are ordered among themselves first: a group's
+ * key is the conflicting pages it adds against the blocks of these lists
+ * alone, then against everything before as well, then the load.
+ *
  * Very large caches: at most ZSP_MAX_SLOTS slots are tracked; beyond that
  * 2^shift neighbouring slots are tracked as one slot of 2^shift * ways
  * pages (exact for blocks of order >= shift, an approximation below).
@@ -75,6 +82,8 @@ static inline uint64_t zsp_slot(const struct zsp_geom *g, uint64_t pfn)
 struct zsp_state {
 	struct zsp_geom g;
 	uint32_t *load;		/* pages per slot handed out before */
+	uint32_t *base;		/* huge: the load from the lists before them */
+	bool huge;		/* ordering the huge-page lists */
 	uint64_t *key;		/* per group: conflict cost << 32 | load */
 	uint32_t *heap, *cur, *start;
 };
@@ -82,7 +91,7 @@ struct zsp_state {
 /* Bytes of memory zsp_init needs (8-aligned). */
 static inline size_t zsp_state_bytes(const struct zsp_geom *g)
 {
-	return (size_t)g->nslots * (sizeof(uint64_t) + 4 * sizeof(uint32_t)) + sizeof(uint64_t);
+	return (size_t)g->nslots * (sizeof(uint64_t) + 5 * sizeof(uint32_t)) + sizeof(uint64_t);
 }
 
 /* Starts with zero load. mem: zsp_state_bytes(g), 8-aligned. */
@@ -90,6 +99,10 @@ void zsp_init(struct zsp_state *s, const struct zsp_geom *g, void *mem);
 
 /* Forgets all load. */
 void zsp_reset(struct zsp_state *s);
+
+/* The lists ordered next are also taken first by huge-page allocations:
+ * call before the list of pageblock order. */
+void zsp_begin_huge(struct zsp_state *s);
 
 /* Counts npages pages from pfn as handed out before the lists ordered
  * next (per-CPU list pages, say). */

@@ -19,6 +19,7 @@ void zs_policy_defaults(struct zs_policy *p)
 	p->allow_off = true;
 	p->min_period = 10;
 	p->sorter = ZS_SORTER_AUTO;
+	p->quarantine = true;
 	strcpy(p->modprobe, "no");
 	strcpy(p->nodes, "auto");
 	strcpy(p->sysfs, "/sys/kernel/zone_sort_free_pages");
@@ -134,8 +135,10 @@ int zs_policy_set(struct zs_policy *p, const char *word, char *err)
 			p->ways = (unsigned)n;
 	} else if (!strcmp(key, "sample_conflicts")) {
 		rc = zs_parse_bool(what, v, &p->sample_conflicts, err);
+	} else if (!strcmp(key, "quarantine")) {
+		rc = zs_parse_bool(what, v, &p->quarantine, err);
 	} else {
-		rc = zs_fail(err, "unknown argument '%s'; known keys: default, allow_off, min_period, sorter, modprobe, drop_caches, nodes, sysfs, node_sysfs, statedir, helper, cache_size, ways, sample_conflicts",
+		rc = zs_fail(err, "unknown argument '%s'; known keys: default, allow_off, min_period, sorter, modprobe, drop_caches, nodes, sysfs, node_sysfs, statedir, helper, cache_size, ways, sample_conflicts, quarantine",
 			     word);
 	}
 	free(key);

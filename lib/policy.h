@@ -40,6 +40,7 @@ struct zs_policy {
 	uint64_t cache_size;		/* cache_size=<size>, 0 = discover */
 	unsigned ways;			/* ways=<n>, 0 = discover */
 	bool sample_conflicts;		/* sample_conflicts=yes|no */
+	bool quarantine;		/* quarantine=yes|no: the kernel module takes colliding free blocks */
 };
 
 void zs_policy_defaults(struct zs_policy *p);

@@ -17,6 +17,14 @@
  *       prints the fraction of the pages whose cache slot (pfn mod SLOTS)
  *       holds more than WAYS pages of this allocation, i.e. that share a
  *       slot of a direct-mapped cache with another of its pages.
+ *   zstest measure-thp BYTES SLOTS [SORTFILE]
+ *       The same for memory that may get transparent huge pages, as a job's
+ *       does by default (2 MiB aligned, no madvise); also prints how much of
+ *       it the kernel backed with huge pages.
+ *   zstest measure-random BYTES SLOTS POOL_BYTES
+ *       Random placement on this node as it is: faults in POOL_BYTES
+ *       (most of the free memory), then counts the collisions of BYTES
+ *       worth of its pages chosen at random.
  *   zstest hog SECONDS MIB SEED
  *       Allocates and frees memory of random sizes and lifetimes (up to
  *       MIB MiB at a time, huge pages allowed) for SECONDS.
@@ -114,12 +122,44 @@ static int cmd_age(size_t mib, unsigned rounds, unsigned keep_permille)
 	return 0;
 }
 
-static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const char *sortfile)
+enum measure_mode { MEASURE_4K, MEASURE_THP, MEASURE_RANDOM };
+
+/* A 2 MiB-aligned mapping with the system's huge-page default. */
+static char *map_thp_aligned(size_t bytes)
+{
+	const size_t huge = 2UL << 20;
+	char *p = mmap(NULL, bytes + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		fprintf(stderr, "zstest: mmap of %zu bytes: %s\n", bytes + huge, strerror(errno));
+		exit(3);
+	}
+	return (char *)(((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1));
+}
+
+/* AnonHugePages of this process, in KiB (0 when unknown). */
+static long anon_huge_kb(void)
+{
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+	char line[256];
+	long kb = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const char *sortfile,
+		       enum measure_mode mode, size_t pool)
 {
 	size_t npages = bytes / page_size, conflicted = 0, distinct = 0;
+	size_t mapped = mode == MEASURE_RANDOM && pool / page_size > npages ? pool / page_size : npages;
 	uint32_t *count = calloc(slots, sizeof(*count));
-	uint64_t *pm = malloc(npages * sizeof(*pm));
-	char *p = map(npages * page_size, 0);
+	uint64_t *pm = malloc(mapped * sizeof(*pm));
+	char *p = mode == MEASURE_THP ? map_thp_aligned(mapped * page_size) : map(mapped * page_size, 0);
 	int fd = open("/proc/self/pagemap", O_RDONLY);
 
 	if (!count || !pm || fd < 0) {
@@ -135,11 +175,21 @@ static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const char *
 		}
 		close(sfd);
 	}
-	touch(p, npages * page_size);
-	if (pread(fd, pm, npages * sizeof(*pm), (off_t)((uintptr_t)p / page_size * sizeof(*pm))) !=
-	    (ssize_t)(npages * sizeof(*pm))) {
+	touch(p, mapped * page_size);
+	if (pread(fd, pm, mapped * sizeof(*pm), (off_t)((uintptr_t)p / page_size * sizeof(*pm))) !=
+	    (ssize_t)(mapped * sizeof(*pm))) {
 		fprintf(stderr, "zstest: pagemap read: %s\n", strerror(errno));
 		return 3;
+	}
+	if (mode == MEASURE_RANDOM) {
+		/* A random npages of the mapped pages, to the front. */
+		for (size_t i = 0; i < npages; i++) {
+			size_t j = i + rnd() % (mapped - i);
+			uint64_t t = pm[i];
+
+			pm[i] = pm[j];
+			pm[j] = t;
+		}
 	}
 	for (size_t i = 0; i < npages; i++) {
 		uint64_t pfn = pm[i] & ((1ULL << 55) - 1);
@@ -156,8 +206,10 @@ static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const char *
 		if (count[s] > ways)
 			conflicted += count[s];
 	}
-	printf("%.6f pages=%zu slots_used=%zu\n", (double)conflicted / npages, npages, distinct);
-	munmap(p, npages * page_size);
+	printf("%.6f pages=%zu slots_used=%zu", (double)conflicted / npages, npages, distinct);
+	if (mode == MEASURE_THP)
+		printf(" anon_huge_kb=%ld", anon_huge_kb());
+	printf("\n");
 	return 0;
 }
 
@@ -251,11 +303,15 @@ int main(int argc, char **argv)
 		return cmd_age(num(argv[2]), (unsigned)num(argv[3]), (unsigned)num(argv[4]));
 	if (argc >= 4 && argc <= 6 && !strcmp(argv[1], "measure"))
 		return cmd_measure(num(argv[2]), num(argv[3]), argc >= 5 ? (unsigned)num(argv[4]) : 1,
-				   argc == 6 ? argv[5] : NULL);
+				   argc == 6 ? argv[5] : NULL, MEASURE_4K, 0);
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "measure-thp"))
+		return cmd_measure(num(argv[2]), num(argv[3]), 1, argc == 5 ? argv[4] : NULL, MEASURE_THP, 0);
+	if (argc == 5 && !strcmp(argv[1], "measure-random"))
+		return cmd_measure(num(argv[2]), num(argv[3]), 1, NULL, MEASURE_RANDOM, num(argv[4]));
 	if (argc == 5 && !strcmp(argv[1], "hog"))
 		return cmd_hog((double)num(argv[2]), num(argv[3]), num(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "write"))
 		return cmd_write(argv[2], argv[3]);
-	fprintf(stderr, "usage: zstest age MIB ROUNDS KEEP_PERMILLE | measure BYTES SLOTS [WAYS [SORTFILE]] | hog SECONDS MIB SEED | write PATH TEXT\n");
+	fprintf(stderr, "usage: zstest age MIB ROUNDS KEEP_PERMILLE | measure BYTES SLOTS [WAYS [SORTFILE]] | measure-thp BYTES SLOTS [SORTFILE] | measure-random BYTES SLOTS POOL_BYTES | hog SECONDS MIB SEED | write PATH TEXT\n");
 	return 2;
 }
