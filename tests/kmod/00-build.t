@@ -30,7 +30,7 @@ for series in 6.1 6.12; do
 	dir=$KM_WORK/build-$kver
 	make -C "/lib/modules/$kver/build" M="$dir" W=1 clean > /dev/null 2>&1
 	make -C "/lib/modules/$kver/build" M="$dir" W=1 modules > "$dir/w1.log" 2>&1
-	is "$(grep -E 'zonesort_(main|policy)\.c:.*warning' "$dir/w1.log")" "" "no W=1 warnings in our sources for $kver"
+	is "$(grep -E 'zonesort_[a-z_]*\.c:.*warning' "$dir/w1.log")" "" "no W=1 warnings in our sources for $kver"
 done
 
 # The module Makefile takes the kernel version from KVER (the host here

@@ -145,7 +145,7 @@ if [ "$CHECKS" = 1 ]; then
 	for v in -1 501 abc 1000; do
 		echo "ZSTEST_VAL quarantine_permille '$v' $(zstest write $P/quarantine_permille "$v")"
 	done
-	echo "ZSTEST_VAL quarantine '$(zstest write $Q nonsense)' nonsense"
+	echo "ZSTEST_VAL quarantine 'nonsense' $(zstest write $Q nonsense)"
 	M permille_after_bad=$(cat $P/quarantine_permille)
 
 	# The sorter library switches the quarantine as the site says
