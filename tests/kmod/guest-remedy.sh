@@ -10,11 +10,14 @@
 # a step fails (the host test fails on it).
 # Knobs (kernel command line, so /init's environment):
 #   ZS_REMEDY_ROUNDS  aged states to measure (default 1)
-#   ZS_REMEDY_AGE     "MIB ROUNDS KEEP_PERMILLE" for zstest age (default "400 2 2")
+#   ZS_REMEDY_MIB, ZS_REMEDY_AGE_ROUNDS, ZS_REMEDY_KEEP   zstest age's
+#                     MIB ROUNDS KEEP_PERMILLE (default 400 2 2)
 #   ZS_REMEDY_CHECKS  1: the give-back checks after the measurements (default 1)
+#   ZS_REMEDY_PCP     small: per-CPU lists kept small as in the main scenario
+#                     (default); kernel: the kernel's default size
 
 ROUNDS=${ZS_REMEDY_ROUNDS:-1}
-AGE=${ZS_REMEDY_AGE:-400 2 2}
+AGE="${ZS_REMEDY_MIB:-400} ${ZS_REMEDY_AGE_ROUNDS:-2} ${ZS_REMEDY_KEEP:-2}"
 CHECKS=${ZS_REMEDY_CHECKS:-1}
 C=/sys/devices/system/node/node0/memory_side_cache/index1
 Z=/sys/kernel/zone_sort_free_pages
@@ -67,8 +70,11 @@ HALF=$((SIZE / 2))
 M size=$SIZE slots=$SLOTS thp_enabled="$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/enabled)" \
 	thp_defrag="$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/defrag)"
 # Per-CPU lists are handed out before any free list; keep them small as
-# the main scenario does (see bench/REPORT-kmod.md).
-echo 1000000 > /proc/sys/vm/percpu_pagelist_high_fraction || fail "percpu_pagelist_high_fraction"
+# the main scenario does (see bench/REPORT-kmod.md), unless asked not to.
+if [ "${ZS_REMEDY_PCP:-small}" = small ]; then
+	echo 1000000 > /proc/sys/vm/percpu_pagelist_high_fraction || fail "percpu_pagelist_high_fraction"
+fi
+M pcp_high_fraction=$(cat /proc/sys/vm/percpu_pagelist_high_fraction)
 insmod /zonesort.ko > /tmp/insmod 2>&1 || fail "insmod: $(cat /tmp/insmod)"
 [ -r $Q ] || fail "the module has no $Q"
 M limit_pages=$(qget limit_pages) limit_permille=$(qget limit_permille) enabled=$(qget enabled)
