@@ -290,10 +290,43 @@ static bool zsq_take(struct zone *zone, unsigned long pfn, unsigned int order)
 	return true;
 }
 
+/*
+ * Empties the zone's per-CPU lists into the free lists, where the sort
+ * and the policy see them: those lists are handed out before any free
+ * list, in no order of ours, and by default hold thousands of pages (the
+ * blocks just given back among them). drain_all_pages() is not exported;
+ * alloc_contig_range() calls it: the first block of the lowest non-empty
+ * movable list is taken and held like the others.
+ */
+static void zsq_drain(struct zone *zone)
+{
+	unsigned long flags, pfn = 0;
+	unsigned int order, found = 0;
+
+	spin_lock_irqsave(&zone->lock, flags);
+	for (order = 0; order < ARRAY_SIZE(zone->free_area) && !pfn; order++) {
+		struct list_head *list = &zone->free_area[order].free_list[MIGRATE_MOVABLE];
+
+		if (!list_empty(list)) {
+			pfn = page_to_pfn(list_first_entry(list, struct page, lru));
+			found = order;
+		}
+	}
+	spin_unlock_irqrestore(&zone->lock, flags);
+	/* Within the limit like every block held. */
+	if (!pfn || zsq_run.pick.budget < (1ULL << found) || !zsq_take(zone, pfn, found))
+		return;
+	zsq_run.pick.budget -= 1ULL << found;
+	zsq_run.pick.taken += 1ULL << found;
+	zsq_run.taken += 1UL << found;
+}
+
 void zsq_sort_begin(int nid, const struct zsp_geom *g)
 {
 	unsigned long cache_pages = (unsigned long)(g->colors * g->ways);
 	unsigned int permille = READ_ONCE(zsq_permille);
+	pg_data_t *pgdat = NODE_DATA(nid);
+	int zi;
 
 	zsq_release(nid, ULONG_MAX, 0, ULONG_MAX);
 	zsq_nodes[nid].limit = cache_pages / 1000 * permille +
@@ -305,6 +338,11 @@ void zsq_sort_begin(int nid, const struct zsp_geom *g)
 	zsq_run.taken = zsq_run.calls = zsq_run.failed = 0;
 	zsq_run.ns = 0;
 	zsq_pick_init(&zsq_run.pick, g, zsq_run.want, zsq_nodes[nid].limit);
+	if (!zsq_run.on)
+		return;
+	for (zi = 0; zi < MAX_NR_ZONES; zi++)
+		if (populated_zone(&pgdat->node_zones[zi]))
+			zsq_drain(&pgdat->node_zones[zi]);
 }
 
 size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u64 *blocks,
