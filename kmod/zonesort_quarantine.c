@@ -34,7 +34,8 @@
  * Bounds: per node at most quarantine_permille per mille of the cache's
  * pages, and nothing is taken while the zone's free pages would drop
  * below its high watermark plus the protected allocation (half the
- * cache), so that a job's start never needs reclaim because of us.
+ * cache): that allocation, right after the sort, finds its pages free;
+ * anything bigger wakes reclaim, and the shrinker gives them back.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

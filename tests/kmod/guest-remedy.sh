@@ -15,6 +15,7 @@
 #   ZS_REMEDY_CHECKS  1: the give-back checks after the measurements (default 1)
 #   ZS_REMEDY_PCP     small: per-CPU lists kept small as in the main scenario
 #                     (default); kernel: the kernel's default size
+#   ZS_REMEDY_PERMILLE  the quarantine's limit (default: the module's)
 
 ROUNDS=${ZS_REMEDY_ROUNDS:-1}
 AGE="${ZS_REMEDY_MIB:-400} ${ZS_REMEDY_AGE_ROUNDS:-2} ${ZS_REMEDY_KEEP:-2}"
@@ -77,6 +78,7 @@ fi
 M pcp_high_fraction=$(cat /proc/sys/vm/percpu_pagelist_high_fraction)
 insmod /zonesort.ko > /tmp/insmod 2>&1 || fail "insmod: $(cat /tmp/insmod)"
 [ -r $Q ] || fail "the module has no $Q"
+[ -z "${ZS_REMEDY_PERMILLE:-}" ] || put $P/quarantine_permille "$ZS_REMEDY_PERMILLE"
 M limit_pages=$(qget limit_pages) limit_permille=$(qget limit_permille) enabled=$(qget enabled)
 
 i=0
