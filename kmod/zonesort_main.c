@@ -10,118 +10,112 @@
  *       sorts that node now and returns when done. EINVAL: garbage, node
  *       out of range or offline. EBUSY: another sort runs, or sort_interval
  *       is set (the module then sorts every node on its own). ENODEV: no
- *       cache size known (see below).
+ *       cache geometry known (see below). EDOM: cache_size and ways give
+ *       no whole number of slots. ENOMEM: no memory for the sort's tables.
  *   /sys/kernel/zone_sort_free_pages/sort_interval  seconds, 0 = off: sort
- *       every node with memory that often.
+ *       every node with memory that often. Reads "N sec" and accepts "N"
+ *       or "N sec", as Intel's module does.
  * and this module's additions, read-only:
- *   stats      counters, times and the longest zone->lock hold
+ *   stats      counters, times and the longest lock holds
  *   conflicts  per node, the share of the pages of a fresh allocation of
  *              half (and all) of the cache that would share a cache slot
  *              with another of its pages, computed from the free lists now
+ * plus, for tests and diagnosis, debugfs zonesort/freelists (the lists
+ * themselves, zonesort_dump.c).
  *
- * Cache geometry: the module parameters cache_size (bytes) and ways; when
- * cache_size is 0 the node's level-1 memory-side cache from the firmware's
- * ACPI HMAT (what the kernel shows in
- * /sys/devices/system/node/nodeN/memory_side_cache/index1). Without either
- * a sort is refused with ENODEV: the module never guesses a size.
+ * Cache geometry: the module parameters cache_size (bytes, any multiple
+ * of ways x page size) and ways; when cache_size is 0, the node's level-1
+ * memory-side cache from the firmware's ACPI HMAT (what the kernel shows
+ * in /sys/devices/system/node/nodeN/memory_side_cache/index1). Without
+ * a size, or with an HMAT cache that is not direct-mapped and no ways=,
+ * a sort is refused with ENODEV: the module never guesses.
  *
- * Locking: zone->lock is held with interrupts off for at most ZS_BATCH list
- * entries at a time; see zs_snapshot() and zs_apply() for how the lists
- * may change between two holds.
+ * Memory: the sort's tables (about 40 bytes per cache slot, 16 per free
+ * block, see zs_scratch) are allocated when the module loads and when the
+ * geometry grows, without retrying and without waking the OOM killer; a
+ * sort itself allocates nothing. One sort or conflicts read at a time
+ * uses them (zs_mutex).
+ *
+ * Locking: zone->lock and each per-CPU list's lock are held with
+ * interrupts off for at most ZS_BATCH list entries at a time; see
+ * zs_snapshot() and zs_apply() for how the lists may change between two
+ * holds.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/acpi.h>
 #include <linux/atomic.h>
 #include <linux/cpumask.h>
-#include <linux/kernel.h>
 #include <linux/kobject.h>
 #include <linux/ktime.h>
 #include <linux/log2.h>
 #include <linux/memory_hotplug.h>
-#include <linux/mm.h>
-#include <linux/mmzone.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/nodemask.h>
 #include <linux/page-flags.h>
-#include <linux/pageblock-flags.h>
 #include <linux/percpu.h>
+#include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
-#include <linux/version.h>
+#include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 
+#include "zonesort_compat.h"
+#include "zonesort_internal.h"
 #include "zonesort_policy.h"
 #include "zonesort_quarantine.h"
 
 #define ZS_VERSION "0.1.0"
 
-/* ------------------------------------------------------------------------
- * Kernel version compatibility (Linux 5.14 as in RHEL 9, to current 6.x).
- *
- * Number of free-list orders: MAX_ORDER was exclusive (orders 0 ..
- * MAX_ORDER - 1) until 6.3; 6.4 made it inclusive (orders 0 .. MAX_ORDER);
- * 6.8 renamed it MAX_PAGE_ORDER and added NR_PAGE_ORDERS. A distribution
- * kernel that backported one of these changes is caught at build time by
- * the BUILD_BUG_ON in zs_init() against the free_area array itself.
- */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
-#define ZS_NR_ORDERS NR_PAGE_ORDERS
-#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
-#define ZS_NR_ORDERS (MAX_ORDER + 1)
-#else
-#define ZS_NR_ORDERS MAX_ORDER
-#endif
-
-/*
- * Free-list linkage: since 6.0 (the per-CPU list rework that also gave
- * per_cpu_pages its spinlock) the buddy free lists link pages through
- * page->buddy_list and the per-CPU lists through page->pcp_list; before
- * that both used page->lru. All three are members of one union in struct
- * page, so on every version the same list_head is reached; zs_init()
- * checks that at build time.
- */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 0, 0)
-#define ZS_FREE_LINK buddy_list
-#define ZS_PCP_LINK pcp_list
-#define ZS_HAVE_PCP_LOCK 1
-#else
-#define ZS_FREE_LINK lru
-#define ZS_PCP_LINK lru
-#define ZS_HAVE_PCP_LOCK 0
-#endif
-
-/*
- * No list_sort() here: the ordering is computed on arrays by
- * zonesort_policy.c (list_sort's comparator only became const-qualified
- * in 5.13, one more reason to stay off it).
- */
-
-#ifndef CONFIG_SPARSEMEM
-#error "zonesort reads pageblock flags through mem_section and needs CONFIG_SPARSEMEM"
-#endif
-
-/* List entries handled per zone->lock hold (interrupts off). */
+/* List entries handled per lock hold (zone->lock or a per-CPU list's
+ * lock, interrupts off). */
 #define ZS_BATCH 256
 /* Largest free list snapshot taken, in blocks (2 x 8 bytes each). */
 #define ZS_MAX_BLOCKS (4UL << 20)
-/* Per-CPU list pages counted per CPU, zone and migratetype. */
-#define ZS_PCP_MAX 4096
 /* Longest sort_interval accepted, seconds. */
 #define ZS_MAX_INTERVAL 86400U
+/* Largest cache_size accepted: 64 TiB. */
+#define ZS_MAX_CACHE_SIZE (1ULL << 46)
+/* Scratch memory is allocated without retrying or waking the OOM killer. */
+#define ZS_GFP (GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN)
+
+static DEFINE_MUTEX(zs_mutex);	/* the scratch tables: one sort or read at a time */
+static bool zs_ready;		/* module_init done: parameter writes size the tables */
+static int zs_prepare_scratch(void);
 
 /* ------------------------------------------------------------------------
  * Parameters: cache_size (bytes, 0 = firmware HMAT) and ways (0 = from the
- * firmware, direct-mapped). Validated on load and on writes to
- * /sys/module/zonesort/parameters/.
+ * firmware). Validated on load and on writes to
+ * /sys/module/zonesort/parameters/; a write that needs bigger tables
+ * than the module can allocate fails with ENOMEM and changes nothing.
  */
 static unsigned long zs_cache_size;
 static unsigned int zs_ways;
+
+static int zs_param_commit(void *param, unsigned long newv, unsigned long oldv, bool is_ulong)
+{
+	int err;
+
+	if (is_ulong)
+		WRITE_ONCE(*(unsigned long *)param, newv);
+	else
+		WRITE_ONCE(*(unsigned int *)param, (unsigned int)newv);
+	if (!READ_ONCE(zs_ready))
+		return 0;
+	err = zs_prepare_scratch();
+	if (err) {
+		if (is_ulong)
+			WRITE_ONCE(*(unsigned long *)param, oldv);
+		else
+			WRITE_ONCE(*(unsigned int *)param, (unsigned int)oldv);
+	}
+	return err;
+}
 
 static int zs_set_cache_size(const char *val, const struct kernel_param *kp)
 {
@@ -131,13 +125,12 @@ static int zs_set_cache_size(const char *val, const struct kernel_param *kp)
 		pr_warn("cache_size: '%.*s' is not a number of bytes\n", (int)strcspn(val, "\n"), val);
 		return -EINVAL;
 	}
-	if (v && (!is_power_of_2(v) || v < PAGE_SIZE || v > (1ULL << 46))) {
-		pr_warn("cache_size: %llu is not 0 (use the firmware's value) or a power of two from %lu to 2^46 bytes\n",
+	if (v && (v % PAGE_SIZE || v > ZS_MAX_CACHE_SIZE)) {
+		pr_warn("cache_size: %llu is not 0 (use the firmware's value) or a multiple of the page size (%lu) up to 2^46 bytes\n",
 			v, PAGE_SIZE);
 		return -EINVAL;
 	}
-	WRITE_ONCE(zs_cache_size, (unsigned long)v);
-	return 0;
+	return zs_param_commit(kp->arg, (unsigned long)v, READ_ONCE(zs_cache_size), true);
 }
 
 static int zs_set_ways(const char *val, const struct kernel_param *kp)
@@ -149,8 +142,7 @@ static int zs_set_ways(const char *val, const struct kernel_param *kp)
 			(int)strcspn(val, "\n"), val);
 		return -EINVAL;
 	}
-	WRITE_ONCE(zs_ways, v);
-	return 0;
+	return zs_param_commit(kp->arg, v, READ_ONCE(zs_ways), false);
 }
 
 static const struct kernel_param_ops zs_cache_size_ops = {
@@ -165,9 +157,10 @@ static const struct kernel_param_ops zs_ways_ops = {
 
 module_param_cb(cache_size, &zs_cache_size_ops, &zs_cache_size, 0644);
 MODULE_PARM_DESC(cache_size,
-		 "memory-side cache size in bytes, a power of two (0: from the firmware's HMAT)");
+		 "memory-side cache size in bytes, a multiple of ways x page size (0: from the firmware's HMAT)");
 module_param_cb(ways, &zs_ways_ops, &zs_ways, 0644);
-MODULE_PARM_DESC(ways, "cache associativity, 1 = direct-mapped (0: from the firmware, else 1)");
+MODULE_PARM_DESC(ways,
+		 "cache associativity, 1 = direct-mapped (0: from the firmware, which must say direct-mapped)");
 
 /* ------------------------------------------------------------------------
  * Memory-side caches described by the firmware (ACPI HMAT, structure type
@@ -177,7 +170,7 @@ MODULE_PARM_DESC(ways, "cache associativity, 1 = direct-mapped (0: from the firm
  */
 struct zs_fwcache {
 	u64 size;
-	unsigned int ways;	/* 1 direct-mapped, 0 other indexing */
+	bool direct;	/* direct-mapped; otherwise HMAT says "none" or "complex" */
 };
 
 static struct zs_fwcache *zs_fw;	/* nr_node_ids entries */
@@ -205,11 +198,11 @@ static void zs_read_hmat(void)
 
 			if (level == 1 && nid >= 0 && nid < nr_node_ids) {
 				zs_fw[nid].size = c->cache_size;
-				zs_fw[nid].ways = assoc == ACPI_HMAT_CA_DIRECT_MAPPED ? 1 : 0;
+				zs_fw[nid].direct = assoc == ACPI_HMAT_CA_DIRECT_MAPPED;
 				pr_info("node %d: firmware memory-side cache %llu bytes, %s\n", nid,
 					c->cache_size,
-					assoc == ACPI_HMAT_CA_DIRECT_MAPPED ? "direct-mapped" :
-					"other indexing (assumed direct-mapped unless ways= says otherwise)");
+					zs_fw[nid].direct ? "direct-mapped" :
+					"not direct-mapped (sorts need ways=)");
 			}
 		}
 		off += h->length;
@@ -218,27 +211,41 @@ static void zs_read_hmat(void)
 #endif
 }
 
-/* The geometry a sort of node nid uses: 0, or -ENODEV/-EINVAL with dmesg
- * saying why. */
-static int zs_geometry(int nid, u64 *size, struct zsp_geom *geom)
+/*
+ * The geometry a sort of node nid uses: 0, -ENODEV (no size, or an
+ * indexing the firmware does not spell out and no ways= to go by) or
+ * -EDOM (no whole number of page-sized slots), with dmesg saying why.
+ */
+static int zs_geometry(int nid, u64 *size, struct zsp_geom *geom, bool quiet)
 {
 	u64 sz = READ_ONCE(zs_cache_size);
 	unsigned int w = READ_ONCE(zs_ways);
+	bool fw = zs_fw && zs_fw[nid].size;
+	u32 rem;
 
-	if (!sz && zs_fw)
+	if (!sz && fw)
 		sz = zs_fw[nid].size;
 	if (!sz) {
-		pr_warn_ratelimited("node %d: no memory-side cache size: the firmware describes none; load the module with cache_size=<bytes> [ways=<n>] or write /sys/module/zonesort/parameters/cache_size\n",
-				    nid);
+		if (!quiet)
+			pr_warn_ratelimited("node %d: no memory-side cache size: the firmware describes none; load the module with cache_size=<bytes> [ways=<n>] or write /sys/module/zonesort/parameters/cache_size\n",
+					    nid);
 		return -ENODEV;
 	}
-	if (!w)
-		w = zs_fw && zs_fw[nid].size && zs_fw[nid].ways ? zs_fw[nid].ways : 1;
-	if (!is_power_of_2(sz) || sz < PAGE_SIZE || sz / PAGE_SIZE % w ||
-	    zsp_geom_init(geom, sz / PAGE_SIZE / w, w)) {
-		pr_warn_ratelimited("node %d: cache_size %llu with ways %u does not give a power-of-two number of page-sized slots\n",
-				    nid, sz, w);
-		return -EINVAL;
+	if (!w) {
+		if (fw && !zs_fw[nid].direct) {
+			if (!quiet)
+				pr_warn_ratelimited("node %d: the firmware's memory-side cache is not direct-mapped and gives no associativity: give ways=<n> (1 = direct-mapped)\n",
+						    nid);
+			return -ENODEV;
+		}
+		w = 1;
+	}
+	div_u64_rem(sz, w * PAGE_SIZE, &rem);
+	if (rem || zsp_geom_init(geom, div_u64(sz, w * PAGE_SIZE), w)) {
+		if (!quiet)
+			pr_warn_ratelimited("node %d: cache_size %llu is not a multiple of ways (%u) x page size (%lu), or has too many slots to track\n",
+					    nid, sz, w, PAGE_SIZE);
+		return -EDOM;
 	}
 	*size = sz;
 	return 0;
@@ -248,10 +255,12 @@ static int zs_geometry(int nid, u64 *size, struct zsp_geom *geom)
  * Statistics.
  */
 static struct {
-	atomic64_t sorts, failed, moved, vanished, total_ns, max_hold_ns;
-	atomic64_t last_ns, last_hold_ns, last_free_pages, last_pcp_pages;
-	atomic_t last_node, before_ppm, after_ppm, floor_ppm;
+	atomic64_t sorts, failed, moved, vanished, cut, total_ns, max_hold_ns;
+	atomic64_t last_ns, last_hold_ns, last_free_pages, last_pcp_pages, last_pcp_thp_pages;
+	atomic_t last_node, before_ppm, after_ppm, max_pcp_hold_entries;
+	char last_sorter[TASK_COMM_LEN];	/* who ran the last sort, under zs_stats_lock */
 } zs_stats;
+static DEFINE_SPINLOCK(zs_stats_lock);
 
 static void zs_max(atomic64_t *a, s64 v)
 {
@@ -267,67 +276,135 @@ static void zs_max(atomic64_t *a, s64 v)
 }
 
 /* ------------------------------------------------------------------------
- * One run over a node: buffers and tallies.
+ * Scratch tables, one set, under zs_mutex: the policy's state, two
+ * conflict counters and the free-list snapshot. Sized for the largest
+ * geometry of any node and the largest node; grown, never shrunk.
+ */
+struct zs_scratch {
+	u64 nslots;		/* slots the tables hold */
+	size_t nblocks;		/* blocks the snapshot holds */
+	void *stmem;
+	u32 *counts;		/* 2 x nslots */
+	u64 *blocks, *tmp;
+};
+
+static struct zs_scratch zs_scratch;
+
+static void zs_scratch_free(struct zs_scratch *s)
+{
+	kvfree(s->stmem);
+	kvfree(s->counts);
+	kvfree(s->blocks);
+	kvfree(s->tmp);
+	memset(s, 0, sizeof(*s));
+}
+
+/* What the tables need now: the largest geometry of any node with memory
+ * (nodes without one need none) and the largest node. */
+static void zs_scratch_need(u64 *nslots, size_t *nblocks)
+{
+	int nid;
+
+	*nslots = 0;
+	*nblocks = 0;
+	for_each_node_state(nid, N_MEMORY) {
+		struct zsp_geom g;
+		u64 size;
+
+		if (zs_geometry(nid, &size, &g, true))
+			continue;
+		*nslots = max(*nslots, g.nslots);
+		*nblocks = max_t(size_t, *nblocks, min_t(u64, node_present_pages(nid), ZS_MAX_BLOCKS));
+	}
+}
+
+/* Grows the tables to what the geometry and the nodes need; caller holds
+ * zs_mutex. -ENOMEM when the slots do not fit; a snapshot that does not
+ * fit a grown node only makes sorts take the tail part of its longest
+ * lists. */
+static int zs_scratch_grow(void)
+{
+	struct zs_scratch n = { 0 };
+	struct zsp_geom g;
+	u64 nslots;
+	size_t nblocks;
+
+	zs_scratch_need(&nslots, &nblocks);
+	if (nslots <= zs_scratch.nslots && nblocks <= zs_scratch.nblocks)
+		return 0;
+	n.nslots = max(nslots, zs_scratch.nslots);
+	n.nblocks = max(nblocks, zs_scratch.nblocks);
+	g.nslots = n.nslots;	/* all zsp_state_bytes() reads */
+	n.stmem = kvmalloc(zsp_state_bytes(&g), ZS_GFP);
+	n.counts = kvmalloc_array(2 * n.nslots, sizeof(u32), ZS_GFP);
+	n.blocks = kvmalloc_array(n.nblocks, sizeof(u64), ZS_GFP);
+	n.tmp = kvmalloc_array(n.nblocks, sizeof(u64), ZS_GFP);
+	if (!n.stmem || !n.counts || !n.blocks || !n.tmp) {
+		pr_warn_ratelimited("no memory for the sort's tables (%llu slots, %zu blocks: %llu KiB)\n",
+				    n.nslots, n.nblocks,
+				    (u64)(zsp_state_bytes(&g) + 8 * n.nslots + 16 * (u64)n.nblocks) >> 10);
+		zs_scratch_free(&n);
+		return nslots <= zs_scratch.nslots && zs_scratch.nblocks ? 0 : -ENOMEM;
+	}
+	zs_scratch_free(&zs_scratch);
+	zs_scratch = n;
+	return 0;
+}
+
+static int zs_prepare_scratch(void)
+{
+	int err;
+
+	if (mutex_lock_killable(&zs_mutex))
+		return -EINTR;
+	err = zs_scratch_grow();
+	mutex_unlock(&zs_mutex);
+	return err;
+}
+
+/* ------------------------------------------------------------------------
+ * One run over a node (a sort or a conflicts read), under zs_mutex.
  */
 struct zs_run {
 	int nid;
 	struct zsp_geom g;
 	struct zsp_state st;
-	void *stmem;
 	u64 *blocks, *tmp;
 	size_t cap;
-	unsigned long pcpbuf[ZS_PCP_MAX];
+	unsigned long pcpbuf[ZS_BATCH];
 	/* estimates: [0] before/now, [1] after (sort) or all-cache (conflicts) */
 	struct zsp_conflict est[2];
-	struct zsp_floor floor;
-	u32 *estmem;
 	bool est_on;
-	u64 moved, vanished, free_pages, pcp_pages;
+	u64 moved, vanished, cut, free_pages, pcp_pages, pcp_thp_pages;
+	unsigned int max_pcp_entries;
 	s64 max_hold_ns;
 	int err;
 };
 
-static void zs_run_free(struct zs_run *r)
-{
-	kvfree(r->stmem);
-	kvfree(r->blocks);
-	kvfree(r->tmp);
-	kvfree(r->estmem);
-	kfree(r);
-}
+static struct zs_run zs_run_state;
 
-static struct zs_run *zs_run_alloc(int nid, const struct zsp_geom *g)
+/* Sets up the run for node nid: 0, or the geometry's error, or -ENOMEM
+ * when the tables could not be grown to it. The two estimated
+ * allocations take half_caches[i] halves of the cache's pages. */
+static int zs_run_begin(struct zs_run *r, int nid, u64 *size, const unsigned int half_caches[2])
 {
-	struct zs_run *r = kzalloc(sizeof(*r), GFP_KERNEL);
+	int err, i;
 
-	if (!r)
-		return NULL;
+	memset(r, 0, sizeof(*r));
 	r->nid = nid;
-	r->g = *g;
-	r->stmem = kvmalloc(zsp_state_bytes(g), GFP_KERNEL);
-	r->estmem = kvmalloc_array(4 * g->nslots, sizeof(u32), GFP_KERNEL);
-	if (!r->stmem || !r->estmem) {
-		zs_run_free(r);
-		return NULL;
-	}
-	zsp_init(&r->st, g, r->stmem);
-	return r;
-}
-
-static int zs_run_reserve(struct zs_run *r, size_t want)
-{
-	if (want > ZS_MAX_BLOCKS)
-		want = ZS_MAX_BLOCKS;
-	if (want <= r->cap)
-		return 0;
-	kvfree(r->blocks);
-	kvfree(r->tmp);
-	r->cap = 0;
-	r->blocks = kvmalloc_array(want, sizeof(u64), GFP_KERNEL | __GFP_NOWARN);
-	r->tmp = kvmalloc_array(want, sizeof(u64), GFP_KERNEL | __GFP_NOWARN);
-	if (!r->blocks || !r->tmp)
-		return -ENOMEM;
-	r->cap = want;
+	err = zs_geometry(nid, size, &r->g, false);
+	if (err)
+		return err;
+	err = zs_scratch_grow();
+	if (err)
+		return err;
+	r->blocks = zs_scratch.blocks;
+	r->tmp = zs_scratch.tmp;
+	r->cap = zs_scratch.nblocks;
+	zsp_init(&r->st, &r->g, zs_scratch.stmem);
+	for (i = 0; i < 2; i++)
+		zsp_conflict_init(&r->est[i], &r->g, r->g.colors * r->g.ways * half_caches[i] / 2,
+				  zs_scratch.counts + i * r->g.nslots);
 	return 0;
 }
 
@@ -337,33 +414,40 @@ static void zs_est_feed(struct zs_run *r, int which, const u64 *pfn, size_t n, u
 
 	if (!r->est_on)
 		return;
-	if (which == 0) {
-		zsp_floor_list(&r->floor, (u64)n << order);
-		for (i = 0; i < n; i++)
-			zsp_floor_feed(&r->floor, pfn[i], order);
-	}
 	for (i = 0; i < n; i++)
 		if (!zsp_conflict_feed(&r->est[which], pfn[i], order))
 			break;
+}
+
+static void zs_hold_done(struct zs_run *r, ktime_t t0)
+{
+	s64 ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
+
+	if (ns > r->max_hold_ns)
+		r->max_hold_ns = ns;
 }
 
 /* ------------------------------------------------------------------------
  * Free-list access under zone->lock.
  */
 
-/* Migratetype bits of pfn's pageblock. get_pageblock_migratetype() calls
- * get_pfnblock_flags_mask(), which is not exported; the bitmap itself is
- * reachable through the exported mem_section with the layout constants of
+/* Migratetype of pfn's pageblock, MIGRATE_ISOLATE when it is isolated.
+ * get_pfnblock_migratetype() is not exported; the bitmap is reachable
+ * through the exported mem_section with the layout constants of
  * <linux/pageblock-flags.h> and <linux/mmzone.h>: NR_PAGEBLOCK_BITS bits
  * per pageblock, the migratetype in the low bits. */
-static unsigned int zs_pageblock_mt(unsigned long pfn)
+int zs_pageblock_mt(unsigned long pfn)
 {
 	unsigned long *bitmap = section_to_usemap(__pfn_to_section(pfn));
 	unsigned long bitidx = ((pfn & (PAGES_PER_SECTION - 1)) >> pageblock_order) *
 			       NR_PAGEBLOCK_BITS;
-	unsigned long word = READ_ONCE(bitmap[bitidx / BITS_PER_LONG]);
+	unsigned long word = READ_ONCE(bitmap[bitidx / BITS_PER_LONG]) >> (bitidx % BITS_PER_LONG);
 
-	return (word >> (bitidx % BITS_PER_LONG)) & MIGRATETYPE_MASK;
+#ifdef CONFIG_MEMORY_ISOLATION
+	if (word & ZS_ISO_MASK)
+		return MIGRATE_ISOLATE;
+#endif
+	return word & ZS_MT_MASK;
 }
 
 /* True while some pageblock of the zone is isolated (memory offlining,
@@ -381,13 +465,13 @@ static bool zs_zone_isolating(struct zone *zone)
 
 /*
  * With zone->lock held: the page heading a free block of 2^order pages at
- * pfn in this zone, or NULL. Such a block is on one of the lists of
- * zone->free_area[order] (PageBuddy and the order in page->private change
- * only under zone->lock). With mt >= 0 its pageblock must also have
- * migratetype mt: then the block is on free_list[mt] (6.10 and later keep
- * that invariant; older kernels may leave a block on another list of the
- * same order, and moving it to the list of its pageblock's type is what
- * their own merging does).
+ * pfn in this zone whose pageblock has migratetype mt, or NULL. Such a
+ * block is on one of the lists of zone->free_area[order] (PageBuddy and
+ * the order in page->private change only under zone->lock). Since 6.10
+ * the kernel keeps every block on the list of its pageblock's type;
+ * before, a block can sit on another list of its order (the kernel moves
+ * free blocks between lists when it steals a pageblock without re-typing
+ * it), so zs_snapshot() also checks which list head a walk ends at.
  */
 static struct page *zs_block(struct zone *zone, unsigned long pfn, unsigned int order, int mt)
 {
@@ -397,7 +481,7 @@ static struct page *zs_block(struct zone *zone, unsigned long pfn, unsigned int 
 		return NULL;
 	if (!PageBuddy(page) || page_private(page) != order)
 		return NULL;
-	if (mt >= 0 && zs_pageblock_mt(pfn) != mt)
+	if (zs_pageblock_mt(pfn) != mt)
 		return NULL;
 	return page;
 }
@@ -407,23 +491,25 @@ static bool zs_is_head(struct free_area *area, struct list_head *pos)
 	return pos >= &area->free_list[0] && pos < &area->free_list[MIGRATE_TYPES];
 }
 
-static void zs_hold_done(struct zs_run *r, ktime_t t0)
-{
-	s64 ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
-
-	if (ns > r->max_hold_ns)
-		r->max_hold_ns = ns;
-}
-
 /*
  * Records the blocks of free_area[order].free_list[mt] into r->blocks in
  * hand-out order (head first), ZS_BATCH entries per lock hold. The walk
  * goes from the tail towards the head: allocations and most frees happen
- * at the head, so the page we stop at is the least likely to go away
- * before the next hold. If it did go away (it is no longer a free block
- * of this order and type), the walk ends there: the snapshot then holds
- * the tail part of the list, which is sorted, and the head part stays as
- * it is. Blocks freed meanwhile are simply not in the snapshot.
+ * at the head, so the block we stop at is the least likely to go away
+ * before the next hold. The walk resumes from that block only if it is
+ * still a free block of this order in a pageblock of type mt; if not, the
+ * walk ends there: the snapshot then holds the tail part of the list,
+ * which is sorted, and the head part stays as it is. If the walk ends at
+ * the head of another list of this order, a block it resumed from had
+ * been moved there without its pageblock being re-typed (kernels before
+ * 6.10 do that when they steal free blocks for another migratetype): the
+ * snapshot is dropped and this list left as it is, so no block is moved
+ * from another list to this one. (Before 6.10 a block can also change
+ * lists that way between the snapshot and zs_apply, which zs_block cannot
+ * see; moving it back to the list of its pageblock's type is what those
+ * kernels' own merging does, and changes no counter: CMA and isolated
+ * pageblocks are never stolen like that.) Blocks freed meanwhile are
+ * simply not in the snapshot.
  */
 static size_t zs_snapshot(struct zs_run *r, struct zone *zone, unsigned int order, int mt)
 {
@@ -435,10 +521,6 @@ static size_t zs_snapshot(struct zs_run *r, struct zone *zone, unsigned int orde
 
 	if (list_empty_careful(head))
 		return 0;
-	if (zs_run_reserve(r, READ_ONCE(area->nr_free) + ZS_BATCH)) {
-		r->err = -ENOMEM;
-		return 0;
-	}
 	while (!done) {
 		struct list_head *pos;
 		unsigned int budget = ZS_BATCH;
@@ -450,16 +532,21 @@ static size_t zs_snapshot(struct zs_run *r, struct zone *zone, unsigned int orde
 			pos = head->prev;
 			started = true;
 		} else {
-			/* Any list of this order will do: the walk stops at
-			 * the first list head, whichever it is. */
-			struct page *p = zs_block(zone, cursor, order, -1);
+			struct page *p = pfn_to_online_page(cursor);
 
-			pos = p ? p->ZS_FREE_LINK.prev : NULL;
+			zs_test_resume(zone, p, order, mt);
+			p = zs_block(zone, cursor, order, mt);
+			pos = p ? p->ZS_LINK.prev : NULL;
 		}
 		while (pos && budget && n < r->cap && !zs_is_head(area, pos)) {
-			r->blocks[n++] = page_to_pfn(list_entry(pos, struct page, ZS_FREE_LINK));
+			r->blocks[n++] = page_to_pfn(list_entry(pos, struct page, ZS_LINK));
 			pos = pos->prev;
 			budget--;
+		}
+		if (pos && zs_is_head(area, pos) && pos != head) {
+			r->cut++;
+			n = 0;
+			pos = NULL;
 		}
 		done = !pos || n >= r->cap || zs_is_head(area, pos);
 		zs_hold_done(r, t0);
@@ -504,7 +591,7 @@ static void zs_apply(struct zs_run *r, struct zone *zone, unsigned int order, in
 			struct page *p = zs_block(zone, r->blocks[--i], order, mt);
 
 			if (p) {
-				list_move(&p->ZS_FREE_LINK, head);
+				list_move(&p->ZS_LINK, head);
 				r->moved++;
 			} else {
 				r->vanished++;
@@ -517,46 +604,61 @@ static void zs_apply(struct zs_run *r, struct zone *zone, unsigned int order, in
 }
 
 /*
- * Counts the order-0 pages waiting in the per-CPU lists of this zone and
- * migratetype: an order-0 allocation takes them before anything on the
- * free lists, so the sorted lists should avoid their slots. Read only,
- * under each list's own lock, the way the kernel drains a remote CPU's
- * lists. Kernels before 6.0 protect these lists only by disabling
- * interrupts on their own CPU, so there they are not counted.
+ * Counts the pages waiting in one per-CPU list of every CPU for this zone
+ * (the order-0 list of migratetype mt, or with thp the huge-page list):
+ * an allocation of that size takes them before anything on the free
+ * lists, so the sorted lists should avoid their slots. Read only, under
+ * each list's own lock as the kernel's remote drain takes it, and only
+ * the first ZS_BATCH entries of a list (the next ones it hands out). The
+ * lists can be reordered under that lock too, but not emptied; zonesort
+ * leaves them alone. Kernels without that lock are not counted.
  */
-static void zs_count_pcp(struct zs_run *r, struct zone *zone, int mt)
+static void zs_count_pcp(struct zs_run *r, struct zone *zone, int mt, bool thp)
 {
-#if ZS_HAVE_PCP_LOCK
-	int cpu;
+#ifdef ZS_HAVE_PCP_LOCK
+	unsigned int order = thp ? ZS_THP_ORDER : 0;
+	int cpu, index;
 
-	if (mt >= MIGRATE_PCPTYPES || !zone->per_cpu_pageset)
+	if (!zone->per_cpu_pageset)
 		return;
+	if (thp) {
+#ifdef ZS_PCP_THP_INDEX
+		index = ZS_PCP_THP_INDEX(mt);
+#else
+		return;
+#endif
+	} else {
+		if (mt >= MIGRATE_PCPTYPES)
+			return;
+		index = mt;
+	}
 	for_each_online_cpu(cpu) {
 		struct per_cpu_pages *pcp = per_cpu_ptr(zone->per_cpu_pageset, cpu);
-		/* order_to_pindex(mt, 0) == mt on every version with pcp lists per order */
-		struct list_head *list = &pcp->lists[mt];
+		struct list_head *list = &pcp->lists[index];
 		unsigned long flags;
 		struct page *p;
-		size_t k = 0, i;
+		unsigned int k = 0, i;
 		ktime_t t0;
 
 		spin_lock_irqsave(&pcp->lock, flags);
 		t0 = ktime_get();
-		list_for_each_entry(p, list, ZS_PCP_LINK) {
-			if (k == ZS_PCP_MAX)
+		list_for_each_entry(p, list, ZS_LINK) {
+			if (k == ZS_BATCH)
 				break;
 			r->pcpbuf[k++] = page_to_pfn(p);
 		}
 		zs_hold_done(r, t0);
 		spin_unlock_irqrestore(&pcp->lock, flags);
-		r->pcp_pages += k;
-		if (r->est_on)
-			zsp_floor_list(&r->floor, k);
+		r->max_pcp_entries = max(r->max_pcp_entries, k);
+		if (mt == MIGRATE_MOVABLE) {
+			if (thp)
+				r->pcp_thp_pages += (u64)k << order;
+			else
+				r->pcp_pages += k;
+		}
 		for (i = 0; i < k; i++) {
-			if (r->est_on)
-				zsp_floor_feed(&r->floor, r->pcpbuf[i], 0);
-			zsp_add_pages(&r->st, r->pcpbuf[i], 1);
-			if (r->est_on) {
+			zsp_add_pages(&r->st, r->pcpbuf[i], 1ULL << order);
+			if (r->est_on && !thp) {
 				zsp_conflict_feed(&r->est[0], r->pcpbuf[i], 0);
 				zsp_conflict_feed(&r->est[1], r->pcpbuf[i], 0);
 			}
@@ -577,7 +679,9 @@ static bool zs_stop(void)
  * Sorts (apply) or only measures (!apply) every free list of node nid.
  * Migratetypes are independent (an allocation draws from its own type's
  * lists); zones are processed from the highest, the one allocations try
- * first; the estimate follows MIGRATE_MOVABLE, what user memory gets.
+ * first; the estimate follows MIGRATE_MOVABLE, what user memory gets, for
+ * base-page allocations. From the huge-page order on the lists also
+ * start a sequence of their own: huge-page faults begin there.
  */
 static void zs_walk_node(struct zs_run *r, bool apply)
 {
@@ -599,19 +703,18 @@ static void zs_walk_node(struct zs_run *r, bool apply)
 			if (!populated_zone(zone))
 				continue;
 			zsp_reset(&r->st);
-			zs_count_pcp(r, zone, mt);
+			zs_count_pcp(r, zone, mt, false);
 			for (order = 0; order < ZS_NR_ORDERS && !r->err; order++) {
 				bool small = (1ULL << order) < r->g.colors;
 				size_t n;
 
-				/* Transparent huge pages take the lists from
-				 * pageblock order up first. */
-				if (order == pageblock_order)
-					zsp_begin_huge(&r->st);
-
 				if (zs_stop()) {
 					r->err = -EINTR;
 					break;
+				}
+				if (ZS_THP_ORDER && order == ZS_THP_ORDER && apply) {
+					zsp_mark_sequence(&r->st);
+					zs_count_pcp(r, zone, mt, true);
 				}
 				/* Blocks of at least a cache's worth of pages
 				 * cover every slot alike: nothing to order.
@@ -631,7 +734,13 @@ static void zs_walk_node(struct zs_run *r, bool apply)
 					continue;
 				}
 				if (small) {
-					n = zsq_filter(zone, order, mt, r->st.load, r->blocks, n, r->tmp);
+					/* The quarantine picks against what the
+					 * allocations that reach this list got
+					 * before: from the huge-page order on,
+					 * huge-page faults come first. */
+					n = zsq_filter(zone, order, mt,
+						       r->st.marked ? r->st.tload : r->st.load,
+						       r->blocks, n, r->tmp);
 					zsp_order_blocks(&r->st, r->blocks, n, order, r->tmp);
 					zs_apply(r, zone, order, mt, n);
 				}
@@ -642,9 +751,10 @@ static void zs_walk_node(struct zs_run *r, bool apply)
 }
 
 /* ------------------------------------------------------------------------
- * Sorting, one writer at a time.
+ * Sorting, one at a time: a second sort gets EBUSY (zs_sorting); a
+ * conflicts read only makes a sort wait for it, never fail.
  */
-static DEFINE_MUTEX(zs_sort_mutex);
+static atomic_t zs_sorting = ATOMIC_INIT(0);
 static DEFINE_MUTEX(zs_interval_mutex);
 static unsigned int zs_interval;	/* seconds, 0 = off */
 static void zs_interval_work(struct work_struct *w);
@@ -661,49 +771,46 @@ static u64 zs_node_free_pages(int nid)
 	return sum;
 }
 
-/* Caller holds zs_sort_mutex. */
+/* Caller holds zs_mutex. */
 static int zs_sort_node(int nid)
 {
-	struct zsp_geom g;
-	struct zs_run *r;
-	u64 size;
+	struct zs_run *r = &zs_run_state;
+	/* estimates for an allocation of half the cache, before and after */
+	static const unsigned int halves[2] = { 1, 1 };
 	ktime_t t0 = ktime_get();
+	u64 size;
 	s64 ns;
 	int err;
 
-	err = zs_geometry(nid, &size, &g);
+	atomic64_set(&zs_stats.last_free_pages, zs_node_free_pages(nid));
+	err = zs_run_begin(r, nid, &size, halves);
 	if (err)
 		goto out;
-	atomic64_set(&zs_stats.last_free_pages, zs_node_free_pages(nid));
-	r = zs_run_alloc(nid, &g);
-	if (!r) {
-		err = -ENOMEM;
-		goto out;
-	}
-	/* Estimate for an allocation of half the cache, before and after. */
-	zsp_conflict_init(&r->est[0], &g, g.colors * g.ways / 2, r->estmem);
-	zsp_conflict_init(&r->est[1], &g, g.colors * g.ways / 2, r->estmem + g.nslots);
-	zsp_floor_init(&r->floor, &g, g.colors * g.ways / 2, r->estmem + 2 * g.nslots,
-		       r->estmem + 3 * g.nslots);
-	zsq_sort_begin(nid, &g);
+	zsq_sort_begin(nid, &r->g);
 	zs_walk_node(r, true);
 	err = r->err;
 	ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
 	atomic64_add(r->moved, &zs_stats.moved);
 	atomic64_add(r->vanished, &zs_stats.vanished);
+	atomic64_add(r->cut, &zs_stats.cut);
 	atomic64_add(ns, &zs_stats.total_ns);
 	atomic64_set(&zs_stats.last_ns, ns);
 	atomic64_set(&zs_stats.last_hold_ns, r->max_hold_ns);
 	atomic64_set(&zs_stats.last_pcp_pages, r->pcp_pages);
+	atomic64_set(&zs_stats.last_pcp_thp_pages, r->pcp_thp_pages);
 	zs_max(&zs_stats.max_hold_ns, r->max_hold_ns);
+	if (r->max_pcp_entries > (unsigned int)atomic_read(&zs_stats.max_pcp_hold_entries))
+		atomic_set(&zs_stats.max_pcp_hold_entries, r->max_pcp_entries);
 	atomic_set(&zs_stats.last_node, nid);
 	atomic_set(&zs_stats.before_ppm, zsp_conflict_ppm(&r->est[0]));
 	atomic_set(&zs_stats.after_ppm, zsp_conflict_ppm(&r->est[1]));
-	atomic_set(&zs_stats.floor_ppm, zsp_floor_ppm(&r->floor));
+	spin_lock(&zs_stats_lock);
+	get_task_comm(zs_stats.last_sorter, current);
+	spin_unlock(&zs_stats_lock);
+	zs_test_check();
 	if (!err)
 		pr_debug("node %d sorted: %llu blocks moved, %lld ns, longest lock hold %lld ns\n",
 			 nid, r->moved, ns, r->max_hold_ns);
-	zs_run_free(r);
 out:
 	if (err)
 		atomic64_inc(&zs_stats.failed);
@@ -717,16 +824,19 @@ static void zs_interval_work(struct work_struct *w)
 	unsigned int interval;
 	int nid;
 
-	mutex_lock(&zs_sort_mutex);
-	for_each_node_state(nid, N_MEMORY) {
-		if (READ_ONCE(zs_exiting))
-			break;
-		zs_sort_node(nid);
+	if (!atomic_cmpxchg(&zs_sorting, 0, 1)) {
+		mutex_lock(&zs_mutex);
+		for_each_node_state(nid, N_MEMORY) {
+			if (READ_ONCE(zs_exiting))
+				break;
+			zs_sort_node(nid);
+		}
+		mutex_unlock(&zs_mutex);
+		atomic_set(&zs_sorting, 0);
 	}
-	mutex_unlock(&zs_sort_mutex);
 	interval = READ_ONCE(zs_interval);
 	if (interval && !READ_ONCE(zs_exiting))
-		schedule_delayed_work(&zs_work, (unsigned long)interval * HZ);
+		queue_delayed_work(system_unbound_wq, &zs_work, (unsigned long)interval * HZ);
 }
 
 /* ------------------------------------------------------------------------
@@ -742,23 +852,48 @@ static ssize_t nodeid_show(struct kobject *k, struct kobj_attribute *a, char *bu
 static ssize_t nodeid_store(struct kobject *k, struct kobj_attribute *a, const char *buf,
 			    size_t len)
 {
-	int nid, err;
+	int nid, err = 0;
 
 	if (kstrtoint(buf, 10, &nid) || nid < 0 || nid >= nr_node_ids || !node_online(nid))
 		return -EINVAL;
 	if (READ_ONCE(zs_interval))
 		return -EBUSY;
-	if (!mutex_trylock(&zs_sort_mutex))
+	if (atomic_cmpxchg(&zs_sorting, 0, 1))
 		return -EBUSY;
 	atomic_set(&zs_last_written, nid);
-	err = node_state(nid, N_MEMORY) ? zs_sort_node(nid) : 0;
-	mutex_unlock(&zs_sort_mutex);
+	if (node_state(nid, N_MEMORY)) {
+		if (mutex_lock_killable(&zs_mutex)) {
+			err = -EINTR;
+		} else {
+			err = zs_sort_node(nid);
+			mutex_unlock(&zs_mutex);
+		}
+	}
+	atomic_set(&zs_sorting, 0);
 	return err ? err : (ssize_t)len;
 }
 
 static ssize_t sort_interval_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {
-	return sysfs_emit(buf, "%u\n", READ_ONCE(zs_interval));
+	return sysfs_emit(buf, "%u sec\n", READ_ONCE(zs_interval));
+}
+
+/* Seconds: "N", "N sec", either with a trailing newline. */
+static int zs_parse_interval(const char *buf, unsigned int *v)
+{
+	char num[16];
+	size_t digits = strspn(buf, "0123456789");
+	const char *rest = buf + digits;
+
+	if (!digits || digits >= sizeof(num))
+		return -EINVAL;
+	if (*rest && strcmp(rest, "\n") && strcmp(rest, " sec") && strcmp(rest, " sec\n"))
+		return -EINVAL;
+	memcpy(num, buf, digits);
+	num[digits] = 0;
+	if (kstrtouint(num, 10, v) || *v > ZS_MAX_INTERVAL)
+		return -EINVAL;
+	return 0;
 }
 
 static ssize_t sort_interval_store(struct kobject *k, struct kobj_attribute *a,
@@ -766,12 +901,12 @@ static ssize_t sort_interval_store(struct kobject *k, struct kobj_attribute *a,
 {
 	unsigned int v;
 
-	if (kstrtouint(buf, 10, &v) || v > ZS_MAX_INTERVAL)
+	if (zs_parse_interval(buf, &v))
 		return -EINVAL;
 	mutex_lock(&zs_interval_mutex);
 	WRITE_ONCE(zs_interval, v);
 	if (v)
-		mod_delayed_work(system_wq, &zs_work, (unsigned long)v * HZ);
+		mod_delayed_work(system_unbound_wq, &zs_work, (unsigned long)v * HZ);
 	else
 		cancel_delayed_work_sync(&zs_work);
 	mutex_unlock(&zs_interval_mutex);
@@ -780,78 +915,87 @@ static ssize_t sort_interval_store(struct kobject *k, struct kobj_attribute *a,
 
 static ssize_t stats_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {
+	char sorter[TASK_COMM_LEN];
+
+	spin_lock(&zs_stats_lock);
+	memcpy(sorter, zs_stats.last_sorter, sizeof(sorter));
+	spin_unlock(&zs_stats_lock);
 	return sysfs_emit(buf,
 			  "version=%s\n"
 			  "sorts=%lld\n"
 			  "failed=%lld\n"
 			  "blocks_moved=%lld\n"
 			  "blocks_vanished=%lld\n"
+			  "walks_cut=%lld\n"
 			  "sort_ns_total=%lld\n"
 			  "sort_ns_last=%lld\n"
 			  "lock_hold_ns_max=%lld\n"
 			  "lock_hold_ns_last=%lld\n"
 			  "lock_batch=%u\n"
+			  "pcp_hold_entries_max=%d\n"
 			  "last_node=%d\n"
+			  "last_sorter=%s\n"
 			  "last_free_pages=%lld\n"
 			  "last_pcp_pages=%lld\n"
+			  "last_pcp_thp_pages=%lld\n"
 			  "last_conflict_ppm_before=%d\n"
 			  "last_conflict_ppm_after=%d\n"
-			  "last_conflict_ppm_floor=%d\n"
+			  "scratch_slots=%llu\n"
+			  "scratch_blocks=%zu\n"
 			  "sort_interval=%u\n",
 			  ZS_VERSION,
 			  atomic64_read(&zs_stats.sorts), atomic64_read(&zs_stats.failed),
 			  atomic64_read(&zs_stats.moved), atomic64_read(&zs_stats.vanished),
+			  atomic64_read(&zs_stats.cut),
 			  atomic64_read(&zs_stats.total_ns), atomic64_read(&zs_stats.last_ns),
 			  atomic64_read(&zs_stats.max_hold_ns), atomic64_read(&zs_stats.last_hold_ns),
-			  ZS_BATCH, atomic_read(&zs_stats.last_node),
+			  ZS_BATCH, atomic_read(&zs_stats.max_pcp_hold_entries),
+			  atomic_read(&zs_stats.last_node), sorter[0] ? sorter : "-",
 			  atomic64_read(&zs_stats.last_free_pages),
 			  atomic64_read(&zs_stats.last_pcp_pages),
+			  atomic64_read(&zs_stats.last_pcp_thp_pages),
 			  atomic_read(&zs_stats.before_ppm), atomic_read(&zs_stats.after_ppm),
-			  atomic_read(&zs_stats.floor_ppm),
+			  READ_ONCE(zs_scratch.nslots), READ_ONCE(zs_scratch.nblocks),
 			  READ_ONCE(zs_interval));
 }
 
 /* One line per node with memory: the estimated share (ppm) of conflicting
  * pages in a fresh allocation of half and of all of the cache, from the
- * per-CPU and free lists as they are now. */
+ * per-CPU and free lists as they are now. Waits for a running sort; a
+ * sort that comes meanwhile waits for this read. */
 static ssize_t conflicts_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {
+	/* half and all of the cache */
+	static const unsigned int halves[2] = { 1, 2 };
+	struct zs_run *r = &zs_run_state;
 	ssize_t len = 0;
 	int nid;
 
-	if (!mutex_trylock(&zs_sort_mutex))
-		return -EBUSY;
+	if (mutex_lock_killable(&zs_mutex))
+		return -EINTR;
 	for_each_node_state(nid, N_MEMORY) {
-		struct zsp_geom g;
-		struct zs_run *r;
 		u64 size;
+		int err = zs_run_begin(r, nid, &size, halves);
 
-		if (zs_geometry(nid, &size, &g)) {
+		if (err == -ENODEV || err == -EDOM) {
 			len += sysfs_emit_at(buf, len, "node=%d cache_size=0\n", nid);
 			continue;
 		}
-		r = zs_run_alloc(nid, &g);
-		if (!r) {
-			len = -ENOMEM;
+		if (err) {
+			len = err;
 			break;
 		}
-		zsp_conflict_init(&r->est[0], &g, g.colors * g.ways / 2, r->estmem);
-		zsp_conflict_init(&r->est[1], &g, g.colors * g.ways, r->estmem + g.nslots);
-		zsp_floor_init(&r->floor, &g, g.colors * g.ways / 2, r->estmem + 2 * g.nslots,
-			       r->estmem + 3 * g.nslots);
 		zs_walk_node(r, false);
 		if (r->err) {
 			len = r->err;
-			zs_run_free(r);
 			break;
 		}
 		len += sysfs_emit_at(buf, len,
-				     "node=%d cache_size=%llu ways=%u free_pages=%llu half_ppm=%u full_ppm=%u half_floor_ppm=%u\n",
-				     nid, size, g.ways, r->free_pages, zsp_conflict_ppm(&r->est[0]),
-				     zsp_conflict_ppm(&r->est[1]), zsp_floor_ppm(&r->floor));
-		zs_run_free(r);
+				     "node=%d cache_size=%llu ways=%u free_pages=%llu half_ppm=%u full_ppm=%u\n",
+				     nid, size, r->g.ways, r->free_pages, zsp_conflict_ppm(&r->est[0]),
+				     zsp_conflict_ppm(&r->est[1]));
 	}
-	mutex_unlock(&zs_sort_mutex);
+	mutex_unlock(&zs_mutex);
 	return len;
 }
 
@@ -879,15 +1023,16 @@ static int __init zs_init(void)
 {
 	int err;
 
-	BUILD_BUG_ON(ZS_NR_ORDERS != ARRAY_SIZE(((struct zone *)NULL)->free_area));
-	BUILD_BUG_ON(offsetof(struct page, ZS_FREE_LINK) != offsetof(struct page, lru));
-	BUILD_BUG_ON(offsetof(struct page, ZS_PCP_LINK) != offsetof(struct page, lru));
-
 	atomic_set(&zs_stats.last_node, -1);
 	zs_fw = kcalloc(nr_node_ids, sizeof(*zs_fw), GFP_KERNEL);
 	if (!zs_fw)
 		return -ENOMEM;
 	zs_read_hmat();
+	/* Tables for the geometry known now; without memory for them the
+	 * module still loads and sorts fail with ENOMEM until they fit. */
+	mutex_lock(&zs_mutex);
+	zs_scratch_grow();
+	mutex_unlock(&zs_mutex);
 	zs_kobj = kobject_create_and_add("zone_sort_free_pages", kernel_kobj);
 	if (!zs_kobj) {
 		err = -ENOMEM;
@@ -900,10 +1045,13 @@ static int __init zs_init(void)
 		kobject_put(zs_kobj);
 		goto fail;
 	}
-	pr_info("version %s loaded: cache_size=%lu ways=%u (0: from the firmware), %u list entries per lock hold\n",
-		ZS_VERSION, zs_cache_size, zs_ways, ZS_BATCH);
+	zs_dump_init();
+	WRITE_ONCE(zs_ready, true);
+	pr_info("version %s loaded: cache_size=%lu ways=%u (0: from the firmware), %u list entries per lock hold, tables for %llu slots and %zu blocks\n",
+		ZS_VERSION, zs_cache_size, zs_ways, ZS_BATCH, zs_scratch.nslots, zs_scratch.nblocks);
 	return 0;
 fail:
+	zs_scratch_free(&zs_scratch);
 	kfree(zs_fw);
 	return err;
 }
@@ -911,11 +1059,13 @@ fail:
 static void __exit zs_exit(void)
 {
 	WRITE_ONCE(zs_exiting, true);
+	zs_dump_exit();
 	/* Removing the files waits for writers still inside them. */
 	kobject_put(zs_kobj);
 	WRITE_ONCE(zs_interval, 0);
 	cancel_delayed_work_sync(&zs_work);
 	zsq_exit();
+	zs_scratch_free(&zs_scratch);
 	kfree(zs_fw);
 }
 

@@ -14,13 +14,17 @@ static bool is_pow2(uint64_t v)
 
 int zsp_geom_init(struct zsp_geom *g, uint64_t colors, unsigned int ways)
 {
-	if (!is_pow2(colors) || colors > ZSP_MAX_COLORS || !ways)
+	if (!colors || colors > ZSP_MAX_COLORS || !ways)
 		return -1;
 	g->colors = colors;
+	g->pow2 = is_pow2(colors);
+	g->recip = g->pow2 ? 0 : ~0ULL / colors;
 	g->ways = ways;
 	g->shift = 0;
 	while ((colors >> g->shift) > ZSP_MAX_SLOTS)
 		g->shift++;
+	if (colors & ((1ULL << g->shift) - 1))
+		return -1;
 	g->nslots = colors >> g->shift;
 	g->cap = (uint64_t)ways << g->shift;
 	return 0;
@@ -35,13 +39,13 @@ void zsp_init(struct zsp_state *s, const struct zsp_geom *g, void *mem)
 	p += g->nslots * sizeof(uint64_t);
 	s->load = (uint32_t *)p;
 	p += g->nslots * sizeof(uint32_t);
+	s->tload = (uint32_t *)p;
+	p += g->nslots * sizeof(uint32_t);
 	s->heap = (uint32_t *)p;
 	p += g->nslots * sizeof(uint32_t);
 	s->cur = (uint32_t *)p;
 	p += g->nslots * sizeof(uint32_t);
 	s->start = (uint32_t *)p;
-	p += g->nslots * sizeof(uint32_t);
-	s->base = (uint32_t *)p;
 	zsp_reset(s);
 }
 
@@ -50,29 +54,32 @@ void zsp_reset(struct zsp_state *s)
 	uint64_t i;
 
 	for (i = 0; i < s->g.nslots; i++)
-		s->load[i] = s->base[i] = 0;
-	s->huge = false;
+		s->load[i] = 0;
+	s->marked = false;
 }
 
-void zsp_begin_huge(struct zsp_state *s)
+void zsp_mark_sequence(struct zsp_state *s)
 {
 	uint64_t i;
 
-	if (s->huge)
-		return;
-	for (i = 0; i < s->g.nslots; i++) {
-		s->base[i] = s->load[i];
-		s->load[i] = 0;
-	}
-	s->huge = true;
+	for (i = 0; i < s->g.nslots; i++)
+		s->tload[i] = 0;
+	s->marked = true;
+}
+
+static void add_load(struct zsp_state *s, uint64_t slot, uint32_t pages)
+{
+	s->load[slot] += pages;
+	if (s->marked)
+		s->tload[slot] += pages;
 }
 
 void zsp_add_pages(struct zsp_state *s, uint64_t pfn, uint64_t npages)
 {
-	uint64_t i;
+	uint64_t c = zsp_mod(&s->g, pfn), i;
 
-	for (i = 0; i < npages; i++)
-		s->load[zsp_slot(&s->g, pfn + i)]++;
+	for (i = 0; i < npages; i++, c = zsp_next(&s->g, c))
+		add_load(s, zsp_color_slot(&s->g, c), 1);
 }
 
 /* Pages of the allocation that conflict when a slot holds x of them. */
@@ -81,32 +88,68 @@ static uint64_t conflicting(uint64_t x, uint64_t cap)
 	return x > cap ? x : 0;
 }
 
-static uint64_t clamp_bits(uint64_t v, unsigned int bits)
+/* The groups of one list: blocks of 2^order pages whose pages fall on the
+ * same `span` tracked slots, pp pages on each. With `aligned`, group gi
+ * covers slots gi * span .. gi * span + span - 1; otherwise group gi
+ * starts at slot gi and wraps around at nslots. */
+struct zsp_groups {
+	uint64_t span, pp, count;
+	bool aligned;
+};
+
+static uint64_t group_first(const struct zsp_groups *gr, uint64_t gi)
+{
+	return gr->aligned ? gi * gr->span : gi;
+}
+
+static uint64_t group_of(const struct zsp_geom *g, const struct zsp_groups *gr, uint64_t pfn)
+{
+	uint64_t slot = zsp_slot(g, pfn);
+
+	return gr->aligned ? slot / gr->span : slot;
+}
+
+static uint64_t saturate(uint64_t v, unsigned int bits)
 {
 	uint64_t max = (1ULL << bits) - 1;
 
-	return v > max ? max : v;
+	return v < max ? v : max;
 }
 
-/* Key of a group of `span` slots from slot `first`, each to receive pp
- * more pages: the conflicting pages that adds, then the load already
- * there. Ordering huge-page lists: the conflicting pages added against
- * their own blocks, then against all, then the whole load. */
-static uint64_t group_key(const struct zsp_state *s, uint64_t first, uint64_t span, uint64_t pp)
+/* Key of group gi, each of whose slots is to receive pp more pages: the
+ * conflicting pages that adds, then the load already there; after
+ * zsp_mark_sequence, first the conflicting pages it adds to the marked
+ * sequence. Lower is better; the fields saturate. */
+static uint64_t group_key(const struct zsp_state *s, const struct zsp_groups *gr, uint64_t gi)
 {
-	uint64_t cost = 0, cost_all = 0, load = 0, i;
+	uint64_t cost = 0, tcost = 0, load = 0, sl = group_first(gr, gi), i, cap = s->g.cap;
 
-	for (i = first; i < first + span; i++) {
-		uint64_t l = s->load[i], all = l + (s->huge ? s->base[i] : 0);
+	for (i = 0; i < gr->span; i++) {
+		uint64_t l = s->load[sl];
 
-		cost += conflicting(l + pp, s->g.cap) - conflicting(l, s->g.cap);
-		cost_all += conflicting(all + pp, s->g.cap) - conflicting(all, s->g.cap);
-		load += all;
+		cost += conflicting(l + gr->pp, cap) - conflicting(l, cap);
+		load += l;
+		if (s->marked) {
+			l = s->tload[sl];
+			tcost += conflicting(l + gr->pp, cap) - conflicting(l, cap);
+		}
+		if (++sl == s->g.nslots)
+			sl = 0;
 	}
-	if (s->huge)
-		return clamp_bits(cost, 24) << 40 | clamp_bits(cost_all, 20) << 20 |
-		       clamp_bits(load, 20);
-	return clamp_bits(cost, 32) << 32 | clamp_bits(load, 32);
+	if (!s->marked)
+		return saturate(cost, 32) << 32 | saturate(load, 32);
+	return saturate(tcost, 20) << 44 | saturate(cost, 20) << 24 | saturate(load, 24);
+}
+
+static void group_take(struct zsp_state *s, const struct zsp_groups *gr, uint64_t gi)
+{
+	uint64_t sl = group_first(gr, gi), i;
+
+	for (i = 0; i < gr->span; i++) {
+		add_load(s, sl, (uint32_t)gr->pp);
+		if (++sl == s->g.nslots)
+			sl = 0;
+	}
 }
 
 /* Heap order: lower key; then the group with more blocks left (so that
@@ -148,7 +191,8 @@ void zsp_order_blocks(struct zsp_state *s, uint64_t *blocks, size_t n, unsigned 
 {
 	const struct zsp_geom *g = &s->g;
 	uint32_t *start = s->start, *cur = s->cur, *heap = s->heap;
-	uint64_t bsize, span, pp, groups, gi, j;
+	struct zsp_groups gr;
+	uint64_t bsize, gi;
 	size_t len = 0, out = 0, i;
 
 	if (order >= 40 || n == 0)
@@ -157,27 +201,30 @@ void zsp_order_blocks(struct zsp_state *s, uint64_t *blocks, size_t n, unsigned 
 	if (bsize >= g->colors)
 		return;
 	/* A block covers `span` tracked slots with pp pages in each. */
-	span = order > g->shift ? 1ULL << (order - g->shift) : 1;
-	pp = order > g->shift ? 1ULL << g->shift : bsize;
-	groups = g->nslots / span;
+	gr.span = order > g->shift ? 1ULL << (order - g->shift) : 1;
+	gr.pp = order > g->shift ? 1ULL << g->shift : bsize;
+	/* Blocks start at multiples of their size; in slot space too when
+	 * colors is a multiple of it. */
+	gr.aligned = !(g->colors & (bsize - 1));
+	gr.count = gr.aligned ? g->nslots / gr.span : g->nslots;
 
 	/* Counting sort by group, stable: group gi's blocks end up in
 	 * tmp[start[gi] .. start[gi + 1]) in their list order. */
-	for (gi = 0; gi <= groups; gi++)
+	for (gi = 0; gi <= gr.count; gi++)
 		start[gi] = 0;
 	for (i = 0; i < n; i++)
-		start[zsp_slot(g, blocks[i]) / span + 1]++;
-	for (gi = 0; gi < groups; gi++)
+		start[group_of(g, &gr, blocks[i]) + 1]++;
+	for (gi = 0; gi < gr.count; gi++)
 		start[gi + 1] += start[gi];
-	for (gi = 0; gi < groups; gi++)
+	for (gi = 0; gi < gr.count; gi++)
 		cur[gi] = start[gi];
 	for (i = 0; i < n; i++)
-		tmp[cur[zsp_slot(g, blocks[i]) / span]++] = blocks[i];
+		tmp[cur[group_of(g, &gr, blocks[i])]++] = blocks[i];
 
-	for (gi = 0; gi < groups; gi++) {
+	for (gi = 0; gi < gr.count; gi++) {
 		cur[gi] = start[gi];
 		if (start[gi] < start[gi + 1]) {
-			s->key[gi] = group_key(s, gi * span, span, pp);
+			s->key[gi] = group_key(s, &gr, gi);
 			heap[len++] = (uint32_t)gi;
 		}
 	}
@@ -186,13 +233,23 @@ void zsp_order_blocks(struct zsp_state *s, uint64_t *blocks, size_t n, unsigned 
 	while (len) {
 		uint32_t top = heap[0];
 
+		if (!gr.aligned) {
+			/* Overlapping groups: taking a block of one raised
+			 * the load under others, whose keys are now low. */
+			uint64_t k = group_key(s, &gr, top);
+
+			if (k != s->key[top]) {
+				s->key[top] = k;
+				heap_down(s, heap, len, 0);
+				continue;
+			}
+		}
 		blocks[out++] = tmp[cur[top]++];
-		for (j = 0; j < span; j++)
-			s->load[top * span + j] += (uint32_t)pp;
+		group_take(s, &gr, top);
 		if (cur[top] == start[top + 1])
 			heap[0] = heap[--len];
 		else
-			s->key[top] = group_key(s, top * span, span, pp);
+			s->key[top] = group_key(s, &gr, top);
 		heap_down(s, heap, len, 0);
 	}
 }
@@ -213,10 +270,13 @@ void zsp_conflict_init(struct zsp_conflict *c, const struct zsp_geom *g, uint64_
 
 bool zsp_conflict_feed(struct zsp_conflict *c, uint64_t pfn, unsigned int order)
 {
-	uint64_t npages = order < 40 ? 1ULL << order : 0, i;
+	uint64_t npages = order < 40 ? 1ULL << order : 0, i, color;
 
-	for (i = 0; i < npages && c->taken < c->want; i++) {
-		uint64_t n = ++c->counts[zsp_slot(&c->g, pfn + i)];
+	if (c->taken >= c->want)
+		return false;
+	color = zsp_mod(&c->g, pfn);
+	for (i = 0; i < npages && c->taken < c->want; i++, color = zsp_next(&c->g, color)) {
+		uint64_t n = ++c->counts[zsp_color_slot(&c->g, color)];
 
 		if (n == c->g.cap + 1)
 			c->conflicted += n;
@@ -232,97 +292,4 @@ uint32_t zsp_conflict_ppm(const struct zsp_conflict *c)
 	if (!c->taken)
 		return 0;
 	return (uint32_t)(c->conflicted * 1000000ULL / c->taken);
-}
-
-void zsp_floor_init(struct zsp_floor *f, const struct zsp_geom *g, uint64_t want,
-		    uint32_t *load, uint32_t *avail)
-{
-	uint64_t i;
-
-	f->g = *g;
-	f->want = want;
-	f->taken = 0;
-	f->partial = 0;
-	f->in_partial = false;
-	f->done = false;
-	f->load = load;
-	f->avail = avail;
-	for (i = 0; i < g->nslots; i++)
-		load[i] = avail[i] = 0;
-}
-
-void zsp_floor_list(struct zsp_floor *f, uint64_t pages)
-{
-	if (f->in_partial) {
-		f->done = true;
-	} else if (f->taken + pages > f->want) {
-		f->in_partial = true;
-		f->partial = f->want - f->taken;
-	}
-}
-
-void zsp_floor_feed(struct zsp_floor *f, uint64_t pfn, unsigned int order)
-{
-	uint64_t npages = order < 40 ? 1ULL << order : 0, i;
-
-	if (f->done || (!f->in_partial && f->taken >= f->want))
-		return;
-	for (i = 0; i < npages; i++) {
-		uint64_t sl = zsp_slot(&f->g, pfn + i);
-
-		if (f->in_partial) {
-			f->avail[sl]++;
-		} else {
-			f->load[sl]++;
-			f->taken++;
-		}
-	}
-}
-
-uint32_t zsp_floor_ppm(struct zsp_floor *f)
-{
-	uint64_t cap = f->g.cap, r = f->partial, zero = 0, conflicted = 0, maxv = 0, i, v;
-	uint64_t total = f->taken + f->partial;
-
-	/* Pages that still fit in their slot cost nothing. */
-	for (i = 0; i < f->g.nslots; i++) {
-		uint64_t z = f->load[i] < cap ? cap - f->load[i] : 0;
-
-		if (z > f->avail[i])
-			z = f->avail[i];
-		f->load[i] += (uint32_t)z;
-		f->avail[i] -= (uint32_t)z;
-		zero += z;
-	}
-	r = r > zero ? r - zero : 0;
-	/* Then pages in slots that conflict already: one each. */
-	for (i = 0; i < f->g.nslots && r; i++) {
-		if (f->load[i] > cap && f->avail[i]) {
-			uint64_t t = f->avail[i] < r ? f->avail[i] : r;
-
-			f->load[i] += (uint32_t)t;
-			f->avail[i] -= (uint32_t)t;
-			r -= t;
-		}
-	}
-	for (i = 0; i < f->g.nslots; i++) {
-		if (f->load[i] > cap)
-			conflicted += f->load[i];
-		if (f->load[i] == cap && f->avail[i] > maxv)
-			maxv = f->avail[i];
-	}
-	/* Then new conflicts, in the slots with the most pages left. */
-	for (v = maxv; v > 0 && r; v--) {
-		for (i = 0; i < f->g.nslots && r; i++) {
-			if (f->load[i] == cap && f->avail[i] == v) {
-				uint64_t t = v < r ? v : r;
-
-				conflicted += cap + t;
-				r -= t;
-			}
-		}
-	}
-	if (!total)
-		return 0;
-	return (uint32_t)(conflicted * 1000000ULL / total);
 }

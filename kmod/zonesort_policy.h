@@ -6,18 +6,22 @@
  *
  * Pure computation on page frame numbers: no kernel API, no allocation,
  * no floating point. The kernel module and the user-space simulator in
- * tests/kmod/ compile this same file, so what the tests measure is what
- * the module does.
+ * tests/kmod/ compile this same file, so what the simulation measures is
+ * what the module does.
  *
  * Model. The slot ("color") of a page is pfn mod colors, where colors =
- * cache size / ways / page size (a power of two); a slot holds `ways`
- * pages. The buddy allocator hands out order-0 pages from the head of the
- * order-0 list; when that is empty it splits the first block of the next
- * non-empty order and returns the pieces lowest address first, so a free
- * area is consumed as: the order-0 list in list order, then every block of
- * the order-1 list in list order, then order 2, and so on, each block in
- * ascending address order. (Pages in the per-CPU lists come even before
- * the order-0 list; the caller counts them first.)
+ * cache size / ways / page size (any positive number: Optane's 96, 192
+ * and 384 GiB caches give three times a power of two); a slot holds
+ * `ways` pages. The buddy allocator hands out order-0 pages from the head
+ * of the order-0 list; when that is empty it splits the first block of the
+ * next non-empty order and returns the pieces lowest address first, so a
+ * free area is consumed as: the order-0 list in list order, then every
+ * block of the order-1 list in list order, then order 2, and so on, each
+ * block in ascending address order. (Pages in the per-CPU lists come even
+ * before the order-0 list; the caller counts them first.) A transparent
+ * huge page fault takes its own order's list first and never the lists
+ * below it, so from that order on the lists start a sequence of their own
+ * (the caller marks that point, see zsp_mark_sequence).
  *
  * Goal: for every prefix of that sequence (the next allocation, whatever
  * its size), as few pages as possible in a slot holding more pages of the
@@ -31,16 +35,18 @@
  * Once every slot within reach holds `ways` pages, further pages must
  * conflict; the cost then sends them to slots that already conflict (one
  * more conflicting page each) rather than to full ones (ways + 1 more).
- * A block of 2^k pages covers 2^k consecutive slots (its "group"), and a
- * group's key changes only when one of its own blocks is handed out, so a
- * heap of groups gives the order in O(blocks log groups + pages).
- *
- * Huge pages. A transparent huge page comes from the lists of its order
- * (pageblock order) and above, before any smaller list; pages of 4 KiB
- * reach those lists only after every smaller one. From that order up
- * (zsp_begin_huge), blocks are ordered among themselves first: a group's
- * key is the conflicting pages it adds against the blocks of these lists
- * alone, then against everything before as well, then the load.
+ * From the huge-page order on, the cost counted first is the one against
+ * the load of the huge-page sequence alone (what a huge-page fault sees),
+ * then the one against the whole load (what a base-page allocation that
+ * got this far sees), then the load.
+ * Blocks whose pages fall on the same slots are interchangeable: they form
+ * a group, and a heap of groups gives the order in O(blocks log groups +
+ * pages). When colors is a multiple of the block size, a block of 2^k
+ * pages covers an aligned run of 2^k slots and groups are disjoint;
+ * otherwise runs start anywhere (and wrap around), groups overlap, and a
+ * group's key is refreshed when it reaches the top of the heap: taking a
+ * block changes the keys of the groups it overlaps, mostly upwards while
+ * their slots fill, so the group on top is checked before it is used.
  *
  * Very large caches: at most ZSP_MAX_SLOTS slots are tracked; beyond that
  * 2^shift neighbouring slots are tracked as one slot of 2^shift * ways
@@ -50,6 +56,7 @@
 #define ZONESORT_POLICY_H
 
 #ifdef __KERNEL__
+#include <linux/math64.h>
 #include <linux/types.h>
 #else
 #include <stdbool.h>
@@ -63,46 +70,85 @@
 #define ZSP_MAX_COLORS (1ULL << 40)
 
 struct zsp_geom {
-	uint64_t colors;	/* cache size / ways / page size, a power of two */
+	uint64_t colors;	/* cache size / ways / page size */
+	uint64_t recip;		/* ~0 / colors (when colors is not a power of two) */
+	bool pow2;		/* colors is a power of two: pfn mod colors is a mask */
 	unsigned int ways;	/* associativity, 1 = direct-mapped */
 	unsigned int shift;	/* a tracked slot is 2^shift colors */
 	uint64_t nslots;	/* colors >> shift */
 	uint64_t cap;		/* pages a tracked slot holds: ways << shift */
 };
 
-/* 0, or -1 when colors is not a power of two in [1, ZSP_MAX_COLORS] or
- * ways is 0. */
+/* 0, or -1 when colors is 0 or above ZSP_MAX_COLORS, ways is 0, or colors
+ * is too large to track slot by slot and not a multiple of the 2^shift
+ * slots that would be tracked as one. */
 int zsp_geom_init(struct zsp_geom *g, uint64_t colors, unsigned int ways);
+
+/* x mod colors. A mask for powers of two; otherwise a multiplication by
+ * the precomputed reciprocal (Barrett reduction: the quotient estimate is
+ * at most one short) where the compiler has 128-bit products, else one
+ * 64-bit division. Callers walking consecutive pages step the slot
+ * instead (zsp_next). */
+static inline uint64_t zsp_mod(const struct zsp_geom *g, uint64_t x)
+{
+	uint64_t r;
+
+	if (g->pow2)
+		return x & (g->colors - 1);
+#ifdef __SIZEOF_INT128__
+	r = x - (uint64_t)(((unsigned __int128)x * g->recip) >> 64) * g->colors;
+	if (r >= g->colors)
+		r -= g->colors;
+#elif defined(__KERNEL__)
+	div64_u64_rem(x, g->colors, &r);
+#else
+	r = x % g->colors;
+#endif
+	return r;
+}
+
+/* The color after color c. */
+static inline uint64_t zsp_next(const struct zsp_geom *g, uint64_t c)
+{
+	return ++c == g->colors ? 0 : c;
+}
+
+/* Tracked slot of a color, and of a page. */
+static inline uint64_t zsp_color_slot(const struct zsp_geom *g, uint64_t color)
+{
+	return color >> g->shift;
+}
 
 static inline uint64_t zsp_slot(const struct zsp_geom *g, uint64_t pfn)
 {
-	return (pfn & (g->colors - 1)) >> g->shift;
+	return zsp_color_slot(g, zsp_mod(g, pfn));
 }
 
 struct zsp_state {
 	struct zsp_geom g;
 	uint32_t *load;		/* pages per slot handed out before */
-	uint32_t *base;		/* huge: the load from the lists before them */
-	bool huge;		/* ordering the huge-page lists */
-	uint64_t *key;		/* per group: conflict cost << 32 | load */
+	uint32_t *tload;	/* the same since zsp_mark_sequence */
+	bool marked;		/* zsp_mark_sequence was called since the reset */
+	uint64_t *key;		/* per group: conflict costs and load, see group_key */
 	uint32_t *heap, *cur, *start;
 };
 
 /* Bytes of memory zsp_init needs (8-aligned). */
 static inline size_t zsp_state_bytes(const struct zsp_geom *g)
 {
-	return (size_t)g->nslots * (sizeof(uint64_t) + 5 * sizeof(uint32_t)) + sizeof(uint64_t);
+	return (size_t)g->nslots * (sizeof(uint64_t) + 5 * sizeof(uint32_t)) + 2 * sizeof(uint64_t);
 }
 
 /* Starts with zero load. mem: zsp_state_bytes(g), 8-aligned. */
 void zsp_init(struct zsp_state *s, const struct zsp_geom *g, void *mem);
 
-/* Forgets all load. */
+/* Forgets all load: the lists ordered next start a new sequence. */
 void zsp_reset(struct zsp_state *s);
 
-/* The lists ordered next are also taken first by huge-page allocations:
- * call before the list of pageblock order. */
-void zsp_begin_huge(struct zsp_state *s);
+/* The lists ordered next also start a sequence of their own (huge-page
+ * faults begin at this order): they are ordered for it first, and for
+ * the whole sequence among equally good choices. */
+void zsp_mark_sequence(struct zsp_state *s);
 
 /* Counts npages pages from pfn as handed out before the lists ordered
  * next (per-CPU list pages, say). */
@@ -138,31 +184,5 @@ void zsp_conflict_init(struct zsp_conflict *c, const struct zsp_geom *g, uint64_
 bool zsp_conflict_feed(struct zsp_conflict *c, uint64_t pfn, unsigned int order);
 /* Conflicted pages per million pages taken (0 when nothing was taken). */
 uint32_t zsp_conflict_ppm(const struct zsp_conflict *c);
-
-/*
- * Floor: a lower bound on the conflicting pages of the first `want` pages
- * under ANY order of the lists, i.e. what sorting cannot remove. The lists
- * the allocation consumes whole give a fixed load whatever their order;
- * from the list it consumes in part the bound picks the best pages,
- * ignoring that they come in blocks: first pages that fit in their slot,
- * then pages in slots that conflict already (one conflicting page each),
- * then new conflicts in the slots with the most pages left (ways + 1 for
- * the first page, one for each further one). Announce each list with
- * zsp_floor_list (its total pages), then feed its blocks.
- * load, avail: g->nslots entries of scratch each.
- */
-struct zsp_floor {
-	struct zsp_geom g;
-	uint64_t want, taken, partial;
-	bool in_partial, done;
-	uint32_t *load, *avail;
-};
-
-void zsp_floor_init(struct zsp_floor *f, const struct zsp_geom *g, uint64_t want,
-		    uint32_t *load, uint32_t *avail);
-void zsp_floor_list(struct zsp_floor *f, uint64_t pages);
-void zsp_floor_feed(struct zsp_floor *f, uint64_t pfn, unsigned int order);
-/* Conflicting pages per million of `want` (of what was fed, if less). */
-uint32_t zsp_floor_ppm(struct zsp_floor *f);
 
 #endif

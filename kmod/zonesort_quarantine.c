@@ -9,7 +9,7 @@
  * order (zonesort_quarantine_policy.h). During a sort, at each movable
  * free list, zonesort_main.c passes us the list's snapshot; we take the
  * blocks the policy picks and the sort orders the rest. The lists from
- * pageblock order up are picked a second time from the start, as
+ * the huge-page order up are picked a second time from the start, as
  * transparent huge pages take them: before any smaller list.
  *
  * Taking a given free block: alloc_contig_range() on exactly its pfn
@@ -62,12 +62,10 @@
 #include <linux/sysfs.h>
 #include <linux/version.h>
 
+#include "zonesort_compat.h"
+#include "zonesort_internal.h"
 #include "zonesort_quarantine.h"
 #include "zonesort_quarantine_policy.h"
-
-#ifndef CONFIG_CONTIG_ALLOC
-#error "zonesort's quarantine takes free blocks with alloc_contig_range() and needs CONFIG_CONTIG_ALLOC"
-#endif
 
 /* alloc_contig_range() took the pageblocks' migratetype until its flags
  * argument replaced it (ACR_FLAGS_*). */
@@ -245,18 +243,6 @@ static unsigned long zsq_release_all(void)
  * Taking blocks during a sort.
  */
 
-/* The migratetype bits of pfn's pageblock say movable (the bitmap behind
- * get_pageblock_migratetype(), whose accessor is not exported). */
-static bool zsq_pageblock_movable(unsigned long pfn)
-{
-	const unsigned long *map = section_to_usemap(__pfn_to_section(pfn));
-	unsigned long bit = ((pfn & (PAGES_PER_SECTION - 1)) >> pageblock_order) *
-			    NR_PAGEBLOCK_BITS;
-
-	return ((READ_ONCE(map[bit / BITS_PER_LONG]) >> (bit % BITS_PER_LONG)) &
-		MIGRATETYPE_MASK) == MIGRATE_MOVABLE;
-}
-
 /* Takes the free block of 2^order pages at pfn; false if it is no longer
  * such a block or the allocator refused. */
 static bool zsq_take(struct zone *zone, unsigned long pfn, unsigned int order)
@@ -270,7 +256,7 @@ static bool zsq_take(struct zone *zone, unsigned long pfn, unsigned int order)
 		atomic64_inc(&zsq_stats.gone);
 		return false;
 	}
-	if (!zsq_pageblock_movable(pfn)) {
+	if (zs_pageblock_mt(pfn) != MIGRATE_MOVABLE) {
 		atomic64_inc(&zsq_stats.pageblock);
 		return false;
 	}
@@ -364,9 +350,9 @@ size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u64 
 		zsq_run.huge = false;
 		zsq_pick_zone(&zsq_run.pick, before);
 	}
-	if (order >= pageblock_order && !zsq_run.huge) {
-		/* Huge-page allocations start here, and the sort's load now
-		 * counts these lists alone (zsp_begin_huge). */
+	if (ZS_THP_ORDER && order >= ZS_THP_ORDER && !zsq_run.huge) {
+		/* Huge-page allocations start here, and the load we are
+		 * given now counts these lists alone (zsp_mark_sequence). */
 		zsq_run.huge = true;
 		zsq_pick_zone(&zsq_run.pick, 0);
 	}

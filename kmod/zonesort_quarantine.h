@@ -13,6 +13,7 @@
 
 #include "zonesort_policy.h"
 
+#ifdef ZS_HAVE_QUARANTINE
 /* A sort of node nid with geometry g starts: gives back what the node
  * holds, so that the sort picks afresh. */
 void zsq_sort_begin(int nid, const struct zsp_geom *g);
@@ -31,5 +32,27 @@ size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u64 
 int zsq_init(struct kobject *dir);
 /* Gives everything back; after the last sort. */
 void zsq_exit(void);
+#else
+/* Kernels where held pages cannot be marked movable (see Kbuild): no
+ * quarantine, no file; the sort alone. */
+static inline void zsq_sort_begin(int nid, const struct zsp_geom *g)
+{
+}
+
+static inline size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load,
+				u64 *blocks, size_t n, u64 *tmp)
+{
+	return n;
+}
+
+static inline int zsq_init(struct kobject *dir)
+{
+	return 0;
+}
+
+static inline void zsq_exit(void)
+{
+}
+#endif
 
 #endif

@@ -3,6 +3,7 @@
 #include "child.h"
 #include "errbuf.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -11,6 +12,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -24,15 +26,61 @@ double zs_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Only async-signal-safe calls between fork and exec: slurmstepd is
- * multi-threaded. */
-static void close_from(int lowfd)
+static bool close_range_allowed = true;
+
+void zs_child_set_close_range(bool allowed)
+{
+	close_range_allowed = allowed;
+}
+
+/* The highest descriptor a child might have inherited, found before fork:
+ * between fork and exec only async-signal-safe calls are allowed (the
+ * parent, slurmstepd, is multi-threaded), so no opendir of /proc/self/fd
+ * there. Every descriptor open now is listed in /proc/self/fd; any opened
+ * by another thread after this look is below RLIMIT_NOFILE, which the
+ * kernel enforces on every new descriptor. The larger of the two bounds
+ * the child's close loop. */
+static int highest_fd(void)
+{
+	struct rlimit rl;
+	long high = 1023;
+	DIR *d = opendir("/proc/self/fd");
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY)
+		high = rl.rlim_cur > (rlim_t)INT_MAX ? INT_MAX : (long)rl.rlim_cur - 1;
+	else {
+		/* Unlimited: the kernel's own ceiling is fs.nr_open. */
+		FILE *f = fopen("/proc/sys/fs/nr_open", "re");
+		long nr = 0;
+
+		if (f && fscanf(f, "%ld", &nr) == 1 && nr > 0)
+			high = nr - 1;
+		if (f)
+			fclose(f);
+	}
+	if (d) {
+		struct dirent *e;
+
+		while ((e = readdir(d))) {
+			long fd = strtol(e->d_name, NULL, 10);
+
+			if (fd > high)
+				high = fd;
+		}
+		closedir(d);
+	}
+	return (int)high;
+}
+
+/* Closes every descriptor from lowfd up: close_range (5.9+) in one call,
+ * else one close per descriptor up to the bound found before fork. */
+static void close_from(int lowfd, int high)
 {
 #ifdef SYS_close_range
-	if (syscall(SYS_close_range, (unsigned)lowfd, ~0U, 0) == 0)
+	if (close_range_allowed && syscall(SYS_close_range, (unsigned)lowfd, ~0U, 0) == 0)
 		return;
 #endif
-	for (int fd = lowfd; fd < 65536; fd++)
+	for (int fd = lowfd; fd <= high; fd++)
 		close(fd);
 }
 
@@ -54,130 +102,332 @@ static char *const clean_env[] = {
 	"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL,
 };
 
-static pid_t spawn(const char *path, char *const argv[], char *const envp[], int out_fd,
-		   char *err)
+int zs_pidfd_open(pid_t pid)
 {
-	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* A descriptor at 3 or above, close-on-exec: the child's 0-2 are taken. */
+static int above_stdio(int fd)
+{
+	int moved;
+
+	if (fd >= 3)
+		return fd;
+	moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	close(fd);
+	return moved;
+}
+
+static void close_pair(int p[2])
+{
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+	p[0] = p[1] = -1;
+}
+
+/* The child between fork and exec: async-signal-safe calls only. It waits
+ * for the parent's go before anything else, so it cannot exit (and be
+ * reaped by slurmstepd's wait3) before the parent holds its pidfd; an exec
+ * failure is sent back through the close-on-exec report pipe. */
+static void child_main(const char *path, char *const argv[], char *const envp[], int out_fd,
+		       int devnull, int go, int report, int high)
+{
+	sigset_t none;
+	char byte;
+	int e;
+
+	/* slurmstepd blocks SIGTERM and others; a helper that inherits the
+	 * mask could never be stopped. */
+	for (int s = 1; s < NSIG; s++)
+		reset_signal(s);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (read(go, &byte, 1) != 1)
+		_exit(127);
+	setsid();
+	if (out_fd < 0)
+		out_fd = devnull;
+	if (dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0 ||
+	    (report != 3 && dup3(report, 3, O_CLOEXEC) < 0))
+		_exit(127);
+	/* The step's stdio descriptors held open by the helper would keep
+	 * srun waiting for EOF; 3 is the report pipe, closed by exec. */
+	close_from(4, high);
+	execve(path, argv, envp);
+	e = errno;
+	if (write(3, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+static int spawn(const char *path, char *const argv[], char *const envp[], int out_fd,
+		 struct zs_child *c, char *err)
+{
+	int go[2] = { -1, -1 }, report[2] = { -1, -1 }, devnull, high, e = 0;
+	ssize_t got;
 	pid_t pid;
 
+	memset(c, 0, sizeof(*c));
+	c->pid = -1;
+	c->pidfd = -1;
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (devnull < 0)
 		return zs_fail(err, "cannot open /dev/null: %s", strerror(errno));
+	if (pipe2(go, O_CLOEXEC) || pipe2(report, O_CLOEXEC)) {
+		zs_fail(err, "pipe failed: %s", strerror(errno));
+		goto fail;
+	}
+	go[0] = above_stdio(go[0]);
+	report[1] = above_stdio(report[1]);
+	if (go[0] < 0 || report[1] < 0) {
+		zs_fail(err, "cannot move a pipe: %s", strerror(errno));
+		goto fail;
+	}
+	high = highest_fd();
 	pid = fork();
 	if (pid < 0) {
-		int e = errno;
-
-		close(devnull);
-		return zs_fail(err, "fork failed: %s", strerror(e));
+		zs_fail(err, "fork failed: %s", strerror(errno));
+		goto fail;
 	}
-	if (pid == 0) {
-		sigset_t none;
-
-		/* slurmstepd blocks SIGTERM and others; a helper that inherits
-		 * the mask could never be stopped. */
-		for (int s = 1; s < NSIG; s++)
-			reset_signal(s);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		setsid();
-		if (out_fd < 0)
-			out_fd = devnull;
-		if (dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
-			_exit(127);
-		/* The step's stdio descriptors held open by the helper would
-		 * keep srun waiting for EOF. */
-		close_from(3);
-		execve(path, argv, envp);
-		_exit(127);
+	if (pid == 0)
+		child_main(path, argv, envp, out_fd, devnull, go[0], report[1], high);
+	close(go[0]);
+	close(report[1]);
+	go[0] = report[1] = -1;
+	c->pid = pid;
+	/* Our unreaped child, still waiting for the go: the pid is its. */
+	c->pidfd = zs_pidfd_open(pid);
+	if (write(go[1], "g", 1) != 1) {
+		zs_fail(err, "cannot start %s: %s", path, strerror(errno));
+		zs_stop(c, 0, 1000);
+		goto fail;
 	}
+	close(go[1]);
+	go[1] = -1;
+	/* EOF: exec succeeded and closed the pipe. Bounded: the child does
+	 * nothing that blocks between the go and exec. */
+	struct pollfd p = { .fd = report[0], .events = POLLIN };
+
+	if (poll(&p, 1, 5000) <= 0) {
+		zs_fail(err, "%s did not start within 5 s", path);
+		zs_stop(c, 0, 1000);
+		goto fail;
+	}
+	got = read(report[0], &e, sizeof(e));
+	if (got > 0) {
+		zs_fail(err, "cannot execute %s: %s", path, strerror(e));
+		zs_child_wait(c, 1000);
+		zs_child_release(c);
+		goto fail;
+	}
+	close_pair(report);
 	close(devnull);
-	return pid;
+	return 0;
+fail:
+	close_pair(go);
+	close_pair(report);
+	close(devnull);
+	c->pid = -1;
+	return -1;
 }
 
-pid_t zs_spawn(const char *path, char *const argv[], int out_fd, char *err)
+int zs_spawn(const char *path, char *const argv[], int out_fd, struct zs_child *c, char *err)
 {
-	return spawn(path, argv, clean_env, out_fd, err);
+	return spawn(path, argv, clean_env, out_fd, c, err);
 }
 
-int zs_wait_for(pid_t pid, int timeout_ms, int *status)
+void zs_child_release(struct zs_child *c)
+{
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	c->pidfd = -1;
+}
+
+/* Reaps the child if it has exited; 0 when it is gone (c->ended set), 1
+ * when it still runs, -1 on error. Never waits on a bare pid that may have
+ * been reaped elsewhere: with a pidfd, waitid(P_PIDFD); without one, the
+ * pid is only used while waitid(WNOWAIT) shows it is still our child. */
+static int reap(struct zs_child *c)
+{
+	siginfo_t si;
+
+	if (c->ended)
+		return 0;
+	memset(&si, 0, sizeof(si));
+	if (c->pidfd >= 0) {
+		struct pollfd p = { .fd = c->pidfd, .events = POLLIN };
+
+		if (poll(&p, 1, 0) == 0)
+			return 1;
+		/* Exited. slurmstepd reaps any child with wait3(), so ours may
+		 * be gone already: ECHILD. */
+		if (waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &si, WEXITED) == 0) {
+			c->status = si.si_code == CLD_EXITED ? W_EXITCODE(si.si_status, 0)
+							      : si.si_status;
+			c->have_status = true;
+		} else if (errno != ECHILD && errno != EINVAL) {
+			return -1;
+		}
+		c->ended = true;
+		return 0;
+	}
+	if (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG) == 0) {
+		if (si.si_pid == 0)
+			return 1;
+		c->status = si.si_code == CLD_EXITED ? W_EXITCODE(si.si_status, 0) : si.si_status;
+		c->have_status = true;
+		c->ended = true;
+		return 0;
+	}
+	if (errno == ECHILD) {
+		c->ended = true;
+		return 0;
+	}
+	return errno == EINTR ? 1 : -1;
+}
+
+int zs_child_signal(struct zs_child *c, int sig)
+{
+	if (reap(c) == 0)
+		return 1;
+#ifdef SYS_pidfd_send_signal
+	if (c->pidfd >= 0) {
+		if (syscall(SYS_pidfd_send_signal, c->pidfd, sig, NULL, 0) == 0)
+			return 0;
+		return errno == ESRCH ? 1 : -1;
+	}
+#endif
+	/* Without pidfd (Linux before 5.3): reap() just saw, with WNOHANG and
+	 * no reaping, that the pid is still our child; a narrow window
+	 * remains in which another thread's wait3 could reap it first. */
+	return kill(c->pid, sig) ? -1 : 0;
+}
+
+int zs_child_wait(struct zs_child *c, int timeout_ms)
 {
 	double deadline = zs_now() + timeout_ms / 1000.0;
-	int st, delay_us = 1000;
 
 	for (;;) {
-		pid_t r = waitpid(pid, &st, WNOHANG);
+		int r = reap(c);
 
-		if (r == pid) {
-			if (status)
-				*status = st;
-			return 0;
-		}
-		if (r < 0 && errno != EINTR)
-			return -1;
-		if (zs_now() >= deadline)
+		if (r <= 0)
+			return r;
+		double left = deadline - zs_now();
+
+		if (left <= 0)
 			return 1;
-		usleep((useconds_t)delay_us);
-		if (delay_us < 20000)
-			delay_us *= 2;
+		if (c->pidfd >= 0) {
+			struct pollfd p = { .fd = c->pidfd, .events = POLLIN };
+
+			poll(&p, 1, (int)(left * 1000.0) + 1);
+		} else {
+			usleep(left > 0.01 ? 10000 : (useconds_t)(left * 1e6));
+		}
 	}
 }
 
-int zs_stop(pid_t pid, int term_ms, int kill_ms, int *status)
+int zs_stop(struct zs_child *c, int term_ms, int kill_ms)
 {
 	int rc;
 
-	if (kill(pid, SIGTERM) && errno == ESRCH)
-		return zs_wait_for(pid, kill_ms, status) == 0 ? 0 : 1;
-	rc = zs_wait_for(pid, term_ms, status);
-	if (rc != 1)
-		return rc < 0 ? 1 : 0;
-	kill(pid, SIGKILL);
-	return zs_wait_for(pid, kill_ms, status) == 0 ? 0 : 1;
+	if (c->pid <= 0)
+		return 0;
+	if (zs_child_signal(c, SIGTERM) != 1) {
+		rc = zs_child_wait(c, term_ms);
+		if (rc == 1) {
+			zs_child_signal(c, SIGKILL);
+			rc = zs_child_wait(c, kill_ms);
+		}
+	} else {
+		rc = zs_child_wait(c, kill_ms);
+	}
+	if (rc == 0)
+		zs_child_release(c);
+	return rc == 0 ? 0 : 1;
+}
+
+/* Appends what the child wrote to out (up to out->max bytes; the rest is
+ * read and dropped, and out->cut says so). */
+static void take_output(struct zs_output *out, const char *data, size_t n)
+{
+	size_t room = out->max - out->len;
+
+	if (n > room) {
+		out->cut = true;
+		n = room;
+	}
+	if (!n)
+		return;
+	if (out->len + n + 1 > out->cap) {
+		size_t cap = out->cap ? out->cap : 4096;
+
+		while (cap < out->len + n + 1)
+			cap *= 2;
+		char *grown = realloc(out->buf, cap);
+
+		if (!grown) {
+			out->cut = true;
+			return;
+		}
+		out->buf = grown;
+		out->cap = cap;
+	}
+	memcpy(out->buf + out->len, data, n);
+	out->len += n;
+	out->buf[out->len] = '\0';
 }
 
 static int run(const char *path, char *const argv[], char *const envp[], int timeout_ms,
-	       char *out, unsigned outlen, char *err)
+	       struct zs_output *out, char *err)
 {
 	int fds[2], status;
-	size_t used = 0;
-	pid_t pid;
+	struct zs_child c;
 	double deadline = zs_now() + timeout_ms / 1000.0;
 
 	if (pipe2(fds, O_CLOEXEC))
 		return zs_fail(err, "pipe failed: %s", strerror(errno));
-	pid = spawn(path, argv, envp, fds[1], err);
-	close(fds[1]);
-	if (pid < 0) {
+	if (spawn(path, argv, envp, fds[1], &c, err)) {
+		close(fds[1]);
 		close(fds[0]);
 		return -1;
 	}
+	close(fds[1]);
 	for (;;) {
 		struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
 		int left = (int)((deadline - zs_now()) * 1000.0);
-		char sink[256];
+		char chunk[65536];
 		ssize_t r;
 
 		if (left <= 0)
 			break;
 		if (poll(&pfd, 1, left) <= 0)
 			continue;
-		if (out && used + 1 < outlen)
-			r = read(fds[0], out + used, outlen - 1 - used);
-		else
-			r = read(fds[0], sink, sizeof(sink));
+		r = read(fds[0], chunk, sizeof(chunk));
 		if (r <= 0)
 			break;
-		if (out && used + 1 < outlen)
-			used += (size_t)r;
+		if (out)
+			take_output(out, chunk, (size_t)r);
 	}
 	close(fds[0]);
-	if (out && outlen)
-		out[used] = '\0';
 	int left = (int)((deadline - zs_now()) * 1000.0);
 
-	if (zs_wait_for(pid, left > 0 ? left : 0, &status) != 0) {
-		zs_stop(pid, 100, 1000, NULL);
+	if (zs_child_wait(&c, left > 0 ? left : 0) != 0) {
+		zs_stop(&c, 100, 1000);
 		return zs_fail(err, "%s did not finish within %d ms", path, timeout_ms);
 	}
+	zs_child_release(&c);
+	if (!c.have_status)
+		return zs_fail(err, "%s: its exit status was taken by another waiter", path);
+	status = c.status;
 	if (WIFSIGNALED(status))
 		return zs_fail(err, "%s was killed by signal %d", path, WTERMSIG(status));
 	if (WEXITSTATUS(status) == 127)
@@ -188,24 +438,30 @@ static int run(const char *path, char *const argv[], char *const envp[], int tim
 int zs_run(const char *path, char *const argv[], int timeout_ms, char *out, unsigned outlen,
 	   char *err)
 {
-	return run(path, argv, clean_env, timeout_ms, out, outlen, err);
+	struct zs_output o = { .max = outlen ? outlen - 1 : 0 };
+	int rc = run(path, argv, clean_env, timeout_ms, out ? &o : NULL, err);
+
+	if (out && outlen)
+		snprintf(out, outlen, "%s", o.buf ? o.buf : "");
+	free(o.buf);
+	return rc;
 }
 
-int zs_run_inherit(const char *prog, char *const argv[], int timeout_ms, char *out,
-		   unsigned outlen, char *err)
+int zs_run_inherit(const char *prog, char *const argv[], int timeout_ms, struct zs_output *out,
+		   char *err)
 {
 	extern char **environ;
 	const char *path = getenv("PATH");
 	char found[PATH_MAX];
 
 	if (strchr(prog, '/'))
-		return run(prog, argv, environ, timeout_ms, out, outlen, err);
+		return run(prog, argv, environ, timeout_ms, out, err);
 	for (const char *dir = path ? path : "/usr/bin:/bin"; *dir;) {
 		size_t len = strcspn(dir, ":");
 
 		snprintf(found, sizeof(found), "%.*s/%s", (int)len, len ? dir : ".", prog);
 		if (!access(found, X_OK))
-			return run(found, argv, environ, timeout_ms, out, outlen, err);
+			return run(found, argv, environ, timeout_ms, out, err);
 		dir += len + (dir[len] == ':');
 	}
 	return zs_fail(err, "%s not found in PATH", prog);

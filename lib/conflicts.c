@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 int zs_node_geoms_from(const struct zs_memcache *mc, int nmc, const char *size_what,
@@ -34,10 +33,16 @@ int zs_node_geoms_from(const struct zs_memcache *mc, int nmc, const char *size_w
 			snprintf(g[i].error, sizeof(g[i].error),
 				 "the associativity of node %d's memory-side cache is unknown: give --ways N (or ways=N; 1 = direct-mapped)",
 				 mc[i].node);
+		else if (mc[i].extended_linear && !mc[i].base_pfn)
+			snprintf(g[i].error, sizeof(g[i].error),
+				 "node %d's memory-side cache is extended-linear (Flat Memory Mode): its slots count from the node's first frame, which the kernel does not list (no memoryN blocks under node%d)",
+				 mc[i].node, mc[i].node);
 		else if (zs_slotgeom_init(&g[i].g, mc[i].size, mc[i].ways, page,
 					  hw ? "cache size (hwloc)" : size_what,
 					  hw ? "ways (hwloc)" : ways_what, e))
 			snprintf(g[i].error, sizeof(g[i].error), "%s", e);
+		else if (mc[i].extended_linear)
+			g[i].g.base_pfn = mc[i].base_pfn;
 	}
 	*out = g;
 	*n = (unsigned)nmc;
@@ -57,8 +62,6 @@ int zs_node_geoms(const struct zs_policy *p, bool refresh, uint64_t cache_size, 
 	if (ways)
 		pol.ways = ways;
 	snprintf(copy, sizeof(copy), "%s/memcache", pol.statedir);
-	if (refresh)
-		mkdir(pol.statedir, 0755);
 	if (zs_memcache_discover_cached(&pol, copy, refresh, &mc, &nmc, err))
 		return -1;
 	rc = zs_node_geoms_from(mc, nmc, cache_size ? "--cache-size" : "cache_size=",

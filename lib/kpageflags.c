@@ -133,9 +133,8 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Memory block ids of the node (sorted), or none when sysfs lists none. */
-static int node_blocks(int node, const char *node_sysfs, uint64_t **ids, size_t *n,
-		       uint64_t *block_pages, char *err)
+int zs_node_memory_blocks(int node, const char *node_sysfs, uint64_t **ids, size_t *n,
+			  uint64_t *block_pages, char *err)
 {
 	char path[4096];
 	DIR *d;
@@ -217,7 +216,7 @@ int zs_node_pfn_ranges(int node, const struct zs_zone *zones, unsigned nzones,
 	struct zs_pfnrange *r = NULL;
 	unsigned count = 0, cap = 0;
 
-	if (node_blocks(node, node_sysfs ? node_sysfs : "/sys/devices/system/node", &ids, &nids,
+	if (zs_node_memory_blocks(node, node_sysfs ? node_sysfs : "/sys/devices/system/node", &ids, &nids,
 			&block_pages, err))
 		return -1;
 	for (unsigned z = 0; z < nzones; z++) {

@@ -59,6 +59,12 @@ struct zs_pfnrange {
 	unsigned zone;			/* index into the zones array */
 };
 
+/* The memory block ids of the node in node_sysfs (sorted), and the pages
+ * per block; none (n = 0) when sysfs lists none. Returns 0, or -1 with err
+ * set when out of memory. */
+int zs_node_memory_blocks(int node, const char *node_sysfs, uint64_t **ids, size_t *n,
+			  uint64_t *block_pages, char *err);
+
 /* The node's pfn ranges, in pfn order. node_sysfs is the directory with
  * nodeN/ (NULL = /sys/devices/system/node); when it lists no memory blocks
  * for the node, the zone spans are used whole. */

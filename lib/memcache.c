@@ -2,13 +2,26 @@
 #include "config.h"
 #include "memcache.h"
 #include "errbuf.h"
+#include "kpageflags.h"
 #include "policy.h"
+#include "statedir.h"
+#include "textfile.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <hwloc.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+static unsigned topology_loads;
+
+unsigned zs_memcache_topology_loads(void)
+{
+	return topology_loads;
+}
 
 /* The memory-side cache nearest to a NUMA node is its first MemCache
  * ancestor in hwloc's memory hierarchy. */
@@ -30,6 +43,11 @@ static int load_topology(hwloc_topology_t *topo, char *err)
 	/* MemCache objects are filtered out unless asked for. */
 	hwloc_topology_set_type_filter(*topo, HWLOC_OBJ_MEMCACHE, HWLOC_TYPE_FILTER_KEEP_ALL);
 	hwloc_topology_set_io_types_filter(*topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+	/* slurmstepd runs in the job's cpuset: without this flag hwloc hides
+	 * the nodes the job may not use, and the per-boot copy written from a
+	 * step would miss them until the next boot. */
+	hwloc_topology_set_flags(*topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+	topology_loads++;
 	if (hwloc_topology_load(*topo)) {
 		hwloc_topology_destroy(*topo);
 		return zs_fail(err, "hwloc could not load the topology");
@@ -37,8 +55,51 @@ static int load_topology(hwloc_topology_t *topo, char *err)
 	return 0;
 }
 
-int zs_memcache_discover(const struct zs_policy *p, struct zs_memcache **out,
-			 int *count, char *err)
+static const char *node_dir(const struct zs_policy *p)
+{
+	return p && p->node_sysfs[0] ? p->node_sysfs : "/sys/devices/system/node";
+}
+
+/* The first frame of the node's memory: its lowest memory block. */
+static uint64_t node_first_pfn(const char *nodes, int node)
+{
+	uint64_t *ids = NULL, block_pages = 0, first = 0;
+	size_t n = 0;
+
+	if (!zs_node_memory_blocks(node, nodes, &ids, &n, &block_pages, NULL) && n)
+		first = ids[0] * block_pages;
+	free(ids);
+	return first;
+}
+
+/* Whether the kernel describes the cache as extended-linear (ACPI 6.6 HMAT,
+ * Linux 6.15+: memory_side_cache/indexN/address_mode reads 0x1), as Intel's
+ * Flat Memory Mode is: near memory caches the far memory 1:1 and both are
+ * in the node's address range, so X and X + size share a slot counted from
+ * the range's start, not from frame 0. hwloc (2.x) reports such a cache as
+ * an ordinary direct-mapped MemCache and does not read address_mode, so the
+ * kernel's file is read here. */
+static void read_address_mode(const char *nodes, struct zs_memcache *c)
+{
+	char path[PATH_MAX], text[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/node%d/memory_side_cache/index%d/address_mode", nodes,
+		 c->node, c->depth);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(text, sizeof(text), f) && strtoul(text, NULL, 0) == 1) {
+		c->extended_linear = true;
+		c->base_pfn = node_first_pfn(nodes, c->node);
+	}
+	fclose(f);
+}
+
+/* Every NUMA node with memory hwloc sees, with its nearest cache (size 0:
+ * none), before any override: what the per-boot copy holds. */
+static int discover_nodes(const struct zs_policy *p, struct zs_memcache **out, int *count,
+			  char *err)
 {
 	hwloc_topology_t topo;
 	int n = 0, nnuma;
@@ -55,23 +116,19 @@ int zs_memcache_discover(const struct zs_policy *p, struct zs_memcache **out,
 	for (int i = 0; i < nnuma; i++) {
 		hwloc_obj_t numa = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, (unsigned)i);
 		hwloc_obj_t c = nearest_memcache(numa);
-		bool override = p && p->cache_size;
+		struct zs_memcache *m = &mc[n];
 
-		if (!c && !override)
+		if (!c && !numa->attr->numanode.local_memory)
 			continue;
-		mc[n].node = (int)numa->os_index;
-		mc[n].size = c ? c->attr->cache.size : 0;
-		mc[n].line_size = c ? c->attr->cache.linesize : 0;
-		mc[n].ways = c ? c->attr->cache.associativity : 0;
-		mc[n].depth = c ? (int)c->attr->cache.depth : 1;
-		mc[n].source = c ? "hwloc" : "policy";
-		if (override) {
-			mc[n].size = p->cache_size;
-			mc[n].source = "policy";
-		}
-		if (p && p->ways) {
-			mc[n].ways = (int)p->ways;
-			mc[n].source = "policy";
+		m->node = (int)numa->os_index;
+		m->source = "hwloc";
+		m->depth = 1;
+		if (c) {
+			m->size = c->attr->cache.size;
+			m->line_size = c->attr->cache.linesize;
+			m->ways = c->attr->cache.associativity;
+			m->depth = (int)c->attr->cache.depth;
+			read_address_mode(node_dir(p), m);
 		}
 		n++;
 	}
@@ -81,111 +138,146 @@ int zs_memcache_discover(const struct zs_policy *p, struct zs_memcache **out,
 	return 0;
 }
 
-static void apply_overrides(const struct zs_policy *p, struct zs_memcache *mc, int n)
+/* The caches to report: the nodes with one, or every node when the
+ * administrator's cache_size assumes one; overrides applied. Consumes
+ * nodes. */
+static int select_caches(const struct zs_policy *p, struct zs_memcache *nodes, int n,
+			 struct zs_memcache **out, int *count)
 {
+	bool assume = p && p->cache_size;
+	int kept = 0;
+
 	for (int i = 0; i < n; i++) {
-		if (p && p->cache_size) {
-			mc[i].size = p->cache_size;
-			mc[i].source = "policy";
+		struct zs_memcache c = nodes[i];
+
+		if (!c.size && !assume)
+			continue;
+		if (assume) {
+			c.size = p->cache_size;
+			c.source = "policy";
 		}
 		if (p && p->ways) {
-			mc[i].ways = (int)p->ways;
-			mc[i].source = "policy";
+			c.ways = (int)p->ways;
+			c.source = "policy";
 		}
+		nodes[kept++] = c;
 	}
+	*out = nodes;
+	*count = kept;
+	return 0;
 }
 
-static int read_boot_id(char *buf, size_t len)
+int zs_memcache_discover(const struct zs_policy *p, struct zs_memcache **out,
+			 int *count, char *err)
 {
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-	int ok = f && fgets(buf, (int)len, f);
+	struct zs_memcache *nodes;
+	int n;
 
-	if (f)
-		fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	return ok ? 0 : -1;
+	if (discover_nodes(p, &nodes, &n, err))
+		return -1;
+	return select_caches(p, nodes, n, out, count);
 }
 
-/* The copy holds what hwloc said, before policy overrides: one line with
- * the boot id, then "node size line_size ways depth" per cache. */
-static int read_copy(const char *path, struct zs_memcache **out, int *count)
+#define COPY_FORMAT "v2"
+
+/* The copy: "boot <id> v2", then per NUMA node with memory
+ * "node size line_size ways depth extended_linear base_pfn" (size 0: no
+ * cache), as hwloc and the kernel said, before overrides. */
+int zs_memcache_parse_copy(const char *text, const char *boot, struct zs_memcache **out,
+			   int *count)
 {
-	char boot[64], line[128], want[64];
+	char want[128];
 	struct zs_memcache *mc = NULL;
 	int n = 0;
-	FILE *f;
+	size_t hl;
 
-	if (read_boot_id(want, sizeof(want)))
+	snprintf(want, sizeof(want), "boot %s " COPY_FORMAT "\n", boot);
+	hl = strlen(want);
+	if (strncmp(text, want, hl))
 		return -1;
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	if (!fgets(boot, sizeof(boot), f) || strncmp(boot, "boot ", 5) ||
-	    (boot[strcspn(boot, "\n")] = '\0', strcmp(boot + 5, want)))
-		goto stale;
-	while (fgets(line, sizeof(line), f)) {
+	for (const char *line = text + hl; *line;) {
 		struct zs_memcache c = { .source = "hwloc" };
-		unsigned long long size;
+		unsigned long long size, base;
+		int el, end = 0;
 		struct zs_memcache *grown;
 
-		if (sscanf(line, "%d %llu %u %d %d", &c.node, &size, &c.line_size, &c.ways, &c.depth) != 5)
-			goto stale;
+		if (sscanf(line, "%d %llu %u %d %d %d %llu%n", &c.node, &size, &c.line_size, &c.ways,
+			   &c.depth, &el, &base, &end) != 7 || line[end] != '\n' || c.node < 0 ||
+		    c.node > (int)ZS_MAX_NODE || (el != 0 && el != 1) || c.ways < -1 || c.depth < 0)
+			goto bad;
 		c.size = size;
+		c.extended_linear = el;
+		c.base_pfn = base;
 		grown = realloc(mc, (size_t)(n + 1) * sizeof(*mc));
 		if (!grown)
-			goto stale;
+			goto bad;
 		mc = grown;
 		mc[n++] = c;
+		line += end + 1;
 	}
-	fclose(f);
 	*out = mc ? mc : calloc(1, sizeof(*mc));
 	*count = n;
 	return *out ? 0 : -1;
-stale:
+bad:
 	free(mc);
-	fclose(f);
 	return -1;
 }
 
-static void write_copy(const char *path, const struct zs_memcache *mc, int n)
+static int read_copy(int dirfd, const char *name, struct zs_memcache **out, int *count)
 {
-	char boot[64], tmp[PATH_MAX + 8];
-	FILE *f;
+	char boot[64], text[65536];
 
-	if (read_boot_id(boot, sizeof(boot)))
+	if (zs_boot_id(boot, sizeof(boot)) || zs_textfile_read(dirfd, name, text, sizeof(text)) < 0)
+		return -1;
+	return zs_memcache_parse_copy(text, boot, out, count);
+}
+
+static void write_copy(int dirfd, const char *name, const struct zs_memcache *mc, int n)
+{
+	char boot[64], *text;
+	size_t cap = 128 + (size_t)n * 128, used;
+
+	if (zs_boot_id(boot, sizeof(boot)) || !(text = malloc(cap)))
 		return;
-	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
-	f = fopen(tmp, "we");
-	if (!f)
-		return;
-	fprintf(f, "boot %s\n", boot);
-	for (int i = 0; i < n; i++)
-		fprintf(f, "%d %llu %u %d %d\n", mc[i].node, (unsigned long long)mc[i].size,
-			mc[i].line_size, mc[i].ways, mc[i].depth);
-	if (fclose(f) || rename(tmp, path))
-		unlink(tmp);
+	used = (size_t)snprintf(text, cap, "boot %s " COPY_FORMAT "\n", boot);
+	for (int i = 0; i < n && used < cap; i++)
+		used += (size_t)snprintf(text + used, cap - used, "%d %llu %u %d %d %d %llu\n", mc[i].node,
+					 (unsigned long long)mc[i].size, mc[i].line_size, mc[i].ways,
+					 mc[i].depth, mc[i].extended_linear ? 1 : 0,
+					 (unsigned long long)mc[i].base_pfn);
+	if (used < cap)
+		zs_textfile_replace(dirfd, name, text, strlen(text), 0644, (uid_t)-1, NULL);
+	free(text);
 }
 
 int zs_memcache_discover_cached(const struct zs_policy *p, const char *path, bool refresh,
 				struct zs_memcache **out, int *count, char *err)
 {
-	bool override = p && p->cache_size;
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct zs_memcache *nodes;
+	int n, dirfd;
 
-	/* An administrator's cache_size applies to nodes hwloc knows nothing
-	 * of, which the copy does not list: ask hwloc. */
-	if (!refresh && !override && !read_copy(path, out, count)) {
-		apply_overrides(p, *out, *count);
-		return 0;
-	}
-	if (zs_memcache_discover(NULL, out, count, err))
+	if (!slash || (size_t)(slash - path) >= sizeof(dir))
+		return zs_fail(err, "%s: not an absolute path", path);
+	snprintf(dir, sizeof(dir), "%.*s", slash > path ? (int)(slash - path) : 1, path);
+	dirfd = zs_statedir_open(dir, true, err);
+	if (dirfd == ZS_STATEDIR_REFUSED)
 		return -1;
-	write_copy(path, *out, *count);
-	if (override) {
-		free(*out);
-		return zs_memcache_discover(p, out, count, err);
+	/* One topology load at most, overrides or not: the copy lists every
+	 * node with memory, so cache_size= can be applied to it. */
+	if (refresh || dirfd < 0 || read_copy(dirfd, slash + 1, &nodes, &n)) {
+		if (discover_nodes(p, &nodes, &n, err)) {
+			if (dirfd >= 0)
+				close(dirfd);
+			return -1;
+		}
+		if (dirfd >= 0)
+			write_copy(dirfd, slash + 1, nodes, n);
 	}
-	apply_overrides(p, *out, *count);
-	return 0;
+	if (dirfd >= 0)
+		close(dirfd);
+	return select_caches(p, nodes, n, out, count);
 }
 
 const struct zs_memcache *zs_memcache_find(const struct zs_memcache *mc, int count, int node)

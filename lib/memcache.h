@@ -15,21 +15,37 @@ struct zs_memcache {
 	unsigned line_size;	/* bytes, 0 if unknown */
 	int ways;		/* 1 direct-mapped, -1 fully associative, 0 unknown */
 	int depth;		/* 1 = nearest the memory */
+	bool extended_linear;	/* Flat Memory Mode: slots count from base_pfn */
+	uint64_t base_pfn;	/* first frame of the node's range (0 = unknown) */
 	const char *source;	/* "hwloc" or "policy" (administrator override) */
 };
 
 /* Fills *out (caller frees) with one entry per NUMA node behind a memory-side
- * cache, the nearest cache level only. The policy's cache_size and ways, when
- * set, override what hwloc says and apply to every target node. */
+ * cache, the nearest cache level only, disallowed nodes included (a job's
+ * cpuset does not change the machine). The policy's cache_size and ways,
+ * when set, override what hwloc says, and cache_size applies to every node
+ * with memory. An extended-linear cache is marked from the kernel's
+ * address_mode file under the policy's node_sysfs. */
 int zs_memcache_discover(const struct zs_policy *p, struct zs_memcache **out,
 			 int *count, char *err);
 
-/* As zs_memcache_discover, but through a copy kept in path for the current
- * boot (the hardware does not change underneath a running kernel, and a
- * topology load costs milliseconds on every job). refresh = always ask
- * hwloc and rewrite the copy. */
+/* As zs_memcache_discover, but through a copy kept in path (a file in the
+ * state directory, see statedir.h) for the current boot: the hardware does
+ * not change underneath a running kernel, and a topology load costs
+ * milliseconds on every job. refresh = always ask hwloc and rewrite the
+ * copy. Loads the topology at most once, overrides or not. A state
+ * directory that cannot be trusted is an error; one that cannot be made
+ * only costs the copy. */
 int zs_memcache_discover_cached(const struct zs_policy *p, const char *path, bool refresh,
 				struct zs_memcache **out, int *count, char *err);
+
+/* Parses the copy's text for this boot id; -1 when it is of another boot,
+ * another format or garbled. */
+int zs_memcache_parse_copy(const char *text, const char *boot, struct zs_memcache **out,
+			   int *count);
+
+/* How many times this process loaded an hwloc topology (tests count them). */
+unsigned zs_memcache_topology_loads(void);
 
 /* The entry for node, or NULL. */
 const struct zs_memcache *zs_memcache_find(const struct zs_memcache *mc, int count,

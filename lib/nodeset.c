@@ -4,6 +4,7 @@
 #include "errbuf.h"
 #include "memcache.h"
 #include "parse.h"
+#include "policy.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -49,51 +50,44 @@ static struct bitmask *new_mask(char *err)
 	return b;
 }
 
+struct parse_ctx {
+	struct bitmask *b;
+	const char *what, *list;
+};
+
+static int add_existing(void *ctx, unsigned lo, unsigned hi, char *err)
+{
+	struct parse_ctx *pc = ctx;
+	char have[256];
+
+	for (unsigned n = lo; n <= hi; n++) {
+		if (!node_exists((int)n)) {
+			struct bitmask *all = numa_ok() ? numa_nodes_ptr : NULL;
+
+			if (all)
+				zs_nodeset_format(all, have, sizeof(have));
+			else
+				snprintf(have, sizeof(have), "0");
+			return zs_fail(err, "%s=%s: NUMA node %u does not exist on this host (it has nodes %s)",
+				       pc->what, pc->list, n, have);
+		}
+		numa_bitmask_setbit(pc->b, n);
+	}
+	return 0;
+}
+
 struct bitmask *zs_nodeset_parse(const char *what, const char *s, char *err)
 {
-	struct bitmask *b = new_mask(err);
-	char *copy, *save = NULL;
-	uint64_t max = (uint64_t)zs_nodeset_max();
+	struct parse_ctx pc = { .what = what, .list = s };
 
-	if (!b)
+	pc.b = new_mask(err);
+	if (!pc.b)
 		return NULL;
-	if (!s || !*s) {
-		zs_fail(err, "%s: empty NUMA node list; expected e.g. 0-3,6", what);
-		goto fail;
+	if (zs_parse_nodelist(what, s, ZS_MAX_NODE, add_existing, &pc, err)) {
+		numa_bitmask_free(pc.b);
+		return NULL;
 	}
-	copy = strdup(s);
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *dash = strchr(tok, '-');
-		uint64_t lo, hi;
-
-		if (dash)
-			*dash = '\0';
-		if (zs_parse_u64(what, tok, 0, max, &lo, NULL) ||
-		    zs_parse_u64(what, dash ? dash + 1 : tok, lo, max, &hi, NULL)) {
-			zs_fail(err, "%s: '%s' is not a valid NUMA node list (nodes 0-%llu exist); expected e.g. 0-3,6",
-				what, s, (unsigned long long)max);
-			free(copy);
-			goto fail;
-		}
-		for (uint64_t n = lo; n <= hi; n++) {
-			if (!node_exists((int)n)) {
-				zs_fail(err, "%s: NUMA node %llu in '%s' does not exist", what,
-					(unsigned long long)n, s);
-				free(copy);
-				goto fail;
-			}
-			numa_bitmask_setbit(b, (unsigned)n);
-		}
-	}
-	free(copy);
-	if (s[strlen(s) - 1] == ',' || s[0] == ',' || strstr(s, ",,")) {
-		zs_fail(err, "%s: '%s' is not a valid NUMA node list; expected e.g. 0-3,6", what, s);
-		goto fail;
-	}
-	return b;
-fail:
-	numa_bitmask_free(b);
-	return NULL;
+	return pc.b;
 }
 
 struct bitmask *zs_nodeset_targets(const char *nodes, const struct zs_memcache *mc,

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -54,22 +55,187 @@ static bool process_exists(pid_t pid)
 	return kill(pid, 0) == 0 || errno == EPERM;
 }
 
+/* PAGEMAP_SCAN (Linux 6.7+) lists the present ranges of an address range
+ * without an entry per page; declared here for older headers. */
+#define ZS_PAGE_IS_PRESENT (1ULL << 3)
+struct zs_page_region {
+	uint64_t start, end, categories;
+};
+struct zs_pm_scan_arg {
+	uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
+	uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
+};
+#define ZS_PAGEMAP_SCAN _IOWR('f', 16, struct zs_pm_scan_arg)
+#define SCAN_REGIONS 512
+
+struct reader {
+	int fd;
+	const char *path;
+	pid_t pid;
+	uint64_t *buf;
+	long page;
+	bool scan;		/* the kernel has PAGEMAP_SCAN */
+};
+
+/* Reads the pagemap entries of virtual pages [vp, last) and adds the
+ * present frames, stopping after want present ones or when the budget is
+ * spent. Returns 0, 1 when the address space is gone, -1 on error. */
+static int read_entries(struct reader *rd, struct zs_pfnset *set, uint64_t vp, uint64_t last,
+			uint64_t *want, char *err)
+{
+	while (vp < last && *want) {
+		uint64_t cnt = last - vp;
+		ssize_t got;
+
+		if (cnt > PM_CHUNK)
+			cnt = PM_CHUNK;
+		if (cnt > set->budget - set->entries_read)
+			cnt = set->budget - set->entries_read;
+		if (!cnt) {
+			set->unread_pages += last - vp;
+			return 0;
+		}
+		got = pread(rd->fd, rd->buf, cnt * 8, (off_t)(vp * 8));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0 && errno != ESRCH)
+			return zs_fail(err, "%s: read at page %#llx: %s", rd->path, (unsigned long long)vp,
+				       strerror(errno));
+		if (got == 0 && pread(rd->fd, rd->buf, 8, 0) == 8)
+			return 0;	/* beyond the user address space ([vsyscall]) */
+		if (got <= 0)
+			return 1;
+		cnt = (uint64_t)got / 8;
+		set->entries_read += cnt;
+		if (reserve(set, cnt))
+			return zs_fail(err, "out of memory");
+		for (uint64_t k = 0; k < cnt && *want; k++) {
+			uint64_t e = rd->buf[k];
+
+			if (!(e & PM_PRESENT))
+				continue;
+			set->present++;
+			(*want)--;
+			if (!(e & PM_PFN_MASK)) {
+				set->zero_pfn++;
+				continue;
+			}
+			set->pfn[set->n++] = e & PM_PFN_MASK;
+		}
+		vp += cnt;
+	}
+	return 0;
+}
+
+/* One mapping [lo, hi) holding rss_pages resident pages: only the present
+ * ranges are read where the kernel can list them, else the entries in
+ * order until all resident pages are found. */
+static int read_mapping(struct reader *rd, struct zs_pfnset *set, uint64_t lo, uint64_t hi,
+			uint64_t rss_pages, char *err)
+{
+	uint64_t want = rss_pages, page = (uint64_t)rd->page;
+
+	if (rd->scan) {
+		struct zs_page_region regions[SCAN_REGIONS];
+		struct zs_pm_scan_arg a = {
+			.size = sizeof(a), .start = lo, .end = hi, .vec = (uintptr_t)regions,
+			.vec_len = SCAN_REGIONS, .category_mask = ZS_PAGE_IS_PRESENT,
+			.return_mask = ZS_PAGE_IS_PRESENT,
+		};
+
+		while (a.start < hi && want) {
+			long nr = ioctl(rd->fd, ZS_PAGEMAP_SCAN, &a);
+
+			if (nr < 0) {
+				if (errno == EINTR)
+					continue;
+				/* EINVAL, ENOTTY: not this kernel after all. */
+				rd->scan = false;
+				return read_mapping(rd, set, a.start, hi, want, err);
+			}
+			for (long i = 0; i < nr && want; i++) {
+				int rc = read_entries(rd, set, regions[i].start / page,
+						      regions[i].end / page, &want, err);
+
+				if (rc)
+					return rc;
+			}
+			if (a.walk_end <= a.start)
+				break;
+			a.start = a.walk_end;
+		}
+		return 0;
+	}
+	return read_entries(rd, set, lo / page, hi / page, &want, err);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts the frames added from start on and merges them into the sorted,
+ * distinct frames before start: the set stays the size of the distinct
+ * frames however many processes share them. */
+static int merge_new(struct zs_pfnset *s, size_t start)
+{
+	size_t k = start, a, b, out;
+	uint64_t *merged, *fresh;
+
+	qsort(s->pfn + start, s->n - start, sizeof(*s->pfn), cmp_u64);
+	for (size_t i = start; i < s->n; i++)
+		if (k == start || s->pfn[k - 1] != s->pfn[i])
+			s->pfn[k++] = s->pfn[i];
+	if (!start || k == start) {
+		s->n = k;
+		return 0;
+	}
+	merged = malloc(start * sizeof(*merged));
+	fresh = malloc((k - start) * sizeof(*fresh));
+	if (!merged || !fresh) {
+		free(merged);
+		free(fresh);
+		return -1;
+	}
+	memcpy(merged, s->pfn, start * sizeof(*merged));
+	memcpy(fresh, s->pfn + start, (k - start) * sizeof(*fresh));
+	for (a = 0, b = 0, out = 0; a < start || b < k - start;) {
+		uint64_t v = b == k - start || (a < start && merged[a] <= fresh[b]) ? merged[a++]
+										  : fresh[b++];
+
+		if (!out || s->pfn[out - 1] != v)
+			s->pfn[out++] = v;
+	}
+	s->n = out;
+	free(fresh);
+	free(merged);
+	return 0;
+}
+
 enum zs_pagemap_result zs_pagemap_collect(pid_t pid, struct zs_pfnset *set, char *err)
 {
 	char path[64], *line = NULL;
 	size_t linecap = 0, start_n = set->n;
 	uint64_t start_present = set->present, start_zero = set->zero_pfn;
-	uint64_t *buf = NULL;
-	FILE *maps;
-	int fd = -1;
+	unsigned long long lo = 0, hi = 0;
+	bool have_vma = false;
+	struct reader rd = { .fd = -1, .pid = pid, .path = path };
+	FILE *smaps;
 	enum zs_pagemap_result rc = ZS_PAGEMAP_ERROR;
 
 	if (!zs_pagemap_privileged())
 		return zs_fail(err, "root is needed: /proc/%d/pagemap shows page frame numbers only to root (CAP_SYS_ADMIN), to anyone else they read as 0",
 			       (int)pid);
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	maps = fopen(path, "re");
-	if (!maps) {
+	if (!set->budget)
+		set->budget = ZS_PAGEMAP_BUDGET;
+	/* smaps, not maps: its Rss says which mappings hold resident pages at
+	 * all, so reservations (PROT_NONE, MAP_NORESERVE, never touched) cost
+	 * nothing however large. */
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	smaps = fopen(path, "re");
+	if (!smaps) {
 		if (errno == ENOENT || errno == ESRCH) {
 			zs_fail(err, "no process %d", (int)pid);
 			return ZS_PAGEMAP_GONE;
@@ -77,8 +243,8 @@ enum zs_pagemap_result zs_pagemap_collect(pid_t pid, struct zs_pfnset *set, char
 		return zs_fail(err, "cannot read %s: %s", path, strerror(errno));
 	}
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	rd.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (rd.fd < 0) {
 		if (errno == ENOENT || errno == ESRCH) {
 			zs_fail(err, "process %d exited before its pages were read", (int)pid);
 			rc = ZS_PAGEMAP_GONE;
@@ -87,78 +253,56 @@ enum zs_pagemap_result zs_pagemap_collect(pid_t pid, struct zs_pfnset *set, char
 		}
 		goto out;
 	}
-	buf = malloc(PM_CHUNK * sizeof(*buf));
-	if (!buf) {
+	rd.buf = malloc(PM_CHUNK * sizeof(*rd.buf));
+	if (!rd.buf) {
 		zs_fail(err, "out of memory");
 		goto out;
 	}
-	long page = sysconf(_SC_PAGESIZE);
+	rd.page = sysconf(_SC_PAGESIZE);
+	rd.scan = !set->no_scan;
+	while (getline(&line, &linecap, smaps) > 0) {
+		unsigned long long a, b, rss_kb;
+		int r;
 
-	while (getline(&line, &linecap, maps) > 0) {
-		unsigned long long lo, hi;
-
-		if (sscanf(line, "%llx-%llx", &lo, &hi) != 2 || hi <= lo)
+		if (sscanf(line, "%llx-%llx ", &a, &b) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+			lo = a;
+			hi = b;
+			have_vma = hi > lo;
 			continue;
-		uint64_t first = lo / (uint64_t)page, last = hi / (uint64_t)page;
-
-		for (uint64_t vp = first; vp < last;) {
-			uint64_t want = last - vp;
-			ssize_t got;
-
-			if (want > PM_CHUNK)
-				want = PM_CHUNK;
-			got = pread(fd, buf, want * 8, (off_t)(vp * 8));
-			if (got < 0 && errno == EINTR)
-				continue;
-			if (got < 0 && errno != ESRCH) {
-				zs_fail(err, "%s: read at page %#llx: %s", path, (unsigned long long)vp,
-					strerror(errno));
-				goto out;
-			}
-			if (got == 0 && pread(fd, buf, 8, 0) == 8) {
-				/* Beyond the user address space ([vsyscall]):
-				 * pagemap has nothing there. */
-				break;
-			}
-			if (got <= 0) {
-				/* The address space is gone: the process exited. */
-				zs_fail(err, "process %d exited while its pages were read", (int)pid);
-				rc = ZS_PAGEMAP_GONE;
-				goto out;
-			}
-			uint64_t cnt = (uint64_t)got / 8;
-
-			if (reserve(set, cnt)) {
-				zs_fail(err, "out of memory");
-				goto out;
-			}
-			for (uint64_t k = 0; k < cnt; k++) {
-				uint64_t e = buf[k];
-
-				if (!(e & PM_PRESENT))
-					continue;
-				set->present++;
-				if (!(e & PM_PFN_MASK)) {
-					set->zero_pfn++;
-					continue;
-				}
-				set->pfn[set->n++] = e & PM_PFN_MASK;
-			}
-			vp += cnt;
+		}
+		if (!have_vma || sscanf(line, "Rss: %llu kB", &rss_kb) != 1)
+			continue;
+		have_vma = false;
+		set->mappings++;
+		if (!rss_kb) {
+			set->skipped_mappings++;
+			continue;
+		}
+		r = read_mapping(&rd, set, lo, hi, rss_kb * 1024 / (unsigned long long)rd.page, err);
+		if (r < 0)
+			goto out;
+		if (r > 0) {
+			zs_fail(err, "process %d exited while its pages were read", (int)pid);
+			rc = ZS_PAGEMAP_GONE;
+			goto out;
 		}
 	}
-	if (ferror(maps)) {
+	if (ferror(smaps)) {
 		if (!process_exists(pid)) {
 			zs_fail(err, "process %d exited while its pages were read", (int)pid);
 			rc = ZS_PAGEMAP_GONE;
 		} else {
-			zs_fail(err, "/proc/%d/maps: read error", (int)pid);
+			zs_fail(err, "/proc/%d/smaps: read error", (int)pid);
 		}
 		goto out;
 	}
 	if (set->zero_pfn > start_zero && set->n == start_n) {
 		zs_fail(err, "/proc/%d/pagemap hides page frame numbers (they read as 0): CAP_SYS_ADMIN is needed",
 			(int)pid);
+		goto out;
+	}
+	if (merge_new(set, start_n)) {
+		zs_fail(err, "out of memory");
 		goto out;
 	}
 	rc = ZS_PAGEMAP_OK;
@@ -169,47 +313,19 @@ out:
 		set->zero_pfn = start_zero;
 	}
 	free(line);
-	free(buf);
-	if (fd >= 0)
-		close(fd);
-	fclose(maps);
+	free(rd.buf);
+	if (rd.fd >= 0)
+		close(rd.fd);
+	fclose(smaps);
 	return rc;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 void zs_pfnset_unique(struct zs_pfnset *s)
 {
-	uint64_t max = 0;
+	/* zs_pagemap_collect keeps the set sorted and distinct; frames added
+	 * by other means are merged here. */
 	size_t out = 0;
 
-	for (size_t i = 0; i < s->n; i++)
-		if (s->pfn[i] > max)
-			max = s->pfn[i];
-	/* A bitmap of the physical address space when it is small enough
-	 * (64 MiB of bitmap covers 2 TiB of 4 KiB pages): linear time. */
-	if (s->n && max / 8 < (64ULL << 20)) {
-		uint64_t *seen = calloc(max / 64 + 1, sizeof(uint64_t));
-
-		if (seen) {
-			for (size_t i = 0; i < s->n; i++) {
-				uint64_t p = s->pfn[i], bit = 1ULL << (p % 64);
-
-				if (seen[p / 64] & bit)
-					continue;
-				seen[p / 64] |= bit;
-				s->pfn[out++] = p;
-			}
-			free(seen);
-			s->n = out;
-			return;
-		}
-	}
 	qsort(s->pfn, s->n, sizeof(*s->pfn), cmp_u64);
 	for (size_t i = 0; i < s->n; i++)
 		if (!out || s->pfn[out - 1] != s->pfn[i])
@@ -219,32 +335,27 @@ void zs_pfnset_unique(struct zs_pfnset *s)
 
 /* --- processes -------------------------------------------------------------- */
 
-struct proc_link {
-	pid_t pid, ppid;
-	char mark;	/* 0 unknown, 1 in, 2 out */
-};
-
-static int read_links(struct proc_link **out, size_t *n, char *err)
+static int read_links(pid_t **pid, pid_t **ppid, size_t *n, char *err)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
 	size_t cap = 0;
 
-	*out = NULL;
+	*pid = *ppid = NULL;
 	*n = 0;
 	if (!d)
 		return zs_fail(err, "cannot read /proc: %s", strerror(errno));
 	while ((e = readdir(d))) {
 		char path[300], buf[512], *rp;
 		char *end;
-		long pid = strtol(e->d_name, &end, 10);
-		int ppid;
+		long p = strtol(e->d_name, &end, 10);
+		int pp;
 		ssize_t got;
 		int fd;
 
-		if (*end || pid <= 0)
+		if (*end || p <= 0)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		snprintf(path, sizeof(path), "/proc/%ld/stat", p);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
@@ -255,94 +366,145 @@ static int read_links(struct proc_link **out, size_t *n, char *err)
 		buf[got] = '\0';
 		/* "pid (comm) state ppid ...": comm may hold anything. */
 		rp = strrchr(buf, ')');
-		if (!rp || sscanf(rp + 1, " %*c %d", &ppid) != 1)
+		if (!rp || sscanf(rp + 1, " %*c %d", &pp) != 1)
 			continue;
 		if (*n == cap) {
-			struct proc_link *grown = realloc(*out, (cap = cap ? cap * 2 : 512) * sizeof(**out));
+			cap = cap ? cap * 2 : 512;
+			pid_t *g1 = realloc(*pid, cap * sizeof(**pid));
 
-			if (!grown) {
+			if (g1)
+				*pid = g1;
+			pid_t *g2 = g1 ? realloc(*ppid, cap * sizeof(**ppid)) : NULL;
+
+			if (!g1 || !g2) {
 				closedir(d);
-				free(*out);
-				*out = NULL;
+				free(*pid);
+				free(g2 ? g2 : *ppid);
+				*pid = *ppid = NULL;
 				return zs_fail(err, "out of memory");
 			}
-			*out = grown;
+			*ppid = g2;
 		}
-		(*out)[(*n)++] = (struct proc_link){ (pid_t)pid, (pid_t)ppid, 0 };
+		(*pid)[*n] = (pid_t)p;
+		(*ppid)[(*n)++] = (pid_t)pp;
 	}
 	closedir(d);
 	return 0;
 }
 
-int zs_descendants(pid_t root, pid_t exclude, pid_t **pids, size_t *n, char *err)
+static int cmp_by_parent(const void *a, const void *b, void *ctx)
 {
-	struct proc_link *l;
-	size_t nl, count = 0;
-	bool changed = true;
+	const pid_t *ppid = ctx;
+	pid_t x = ppid[*(const size_t *)a], y = ppid[*(const size_t *)b];
+
+	return x < y ? -1 : x > y;
+}
+
+/* First index in order[] (sorted by parent) whose parent is p. */
+static size_t first_child(const size_t *order, const pid_t *ppid, size_t n, pid_t p)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ppid[order[mid]] < p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int zs_descendants_of(const pid_t *pid, const pid_t *ppid, size_t n, pid_t root, pid_t exclude,
+		      pid_t **pids, size_t *count, char *err)
+{
+	size_t *order = malloc((n ? n : 1) * sizeof(*order));
+	pid_t *found = malloc((n ? n : 1) * sizeof(*found));
+	size_t nfound = 0, next = 0;
 
 	*pids = NULL;
-	*n = 0;
-	if (read_links(&l, &nl, err))
-		return -1;
-	/* Mark until nothing changes: a process is in when its parent is root
-	 * or in, out when it is exclude or its parent is out. */
-	while (changed) {
-		changed = false;
-		for (size_t i = 0; i < nl; i++) {
-			char m = 0;
-
-			if (l[i].mark)
-				continue;
-			if (exclude && l[i].pid == exclude) {
-				m = 2;
-			} else if (l[i].ppid == root) {
-				m = 1;
-			} else {
-				for (size_t j = 0; j < nl; j++)
-					if (l[j].pid == l[i].ppid) {
-						m = l[j].mark;
-						break;
-					}
-			}
-			if (m) {
-				l[i].mark = m;
-				changed = true;
-				count += m == 1;
-			}
-		}
-	}
-	*pids = malloc((count ? count : 1) * sizeof(**pids));
-	if (!*pids) {
-		free(l);
+	*count = 0;
+	if (!order || !found) {
+		free(order);
+		free(found);
 		return zs_fail(err, "out of memory");
 	}
-	for (size_t i = 0; i < nl; i++)
-		if (l[i].mark == 1)
-			(*pids)[(*n)++] = l[i].pid;
-	free(l);
+	/* Children grouped by parent once; then a breadth-first walk from
+	 * root, each process visited once: n log n, whatever the depth. */
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	qsort_r(order, n, sizeof(*order), cmp_by_parent, (void *)ppid);
+	for (pid_t parent = root;; parent = found[next++]) {
+		for (size_t k = first_child(order, ppid, n, parent); k < n && ppid[order[k]] == parent; k++) {
+			pid_t child = pid[order[k]];
+
+			if (child != exclude && child != root && nfound < n)
+				found[nfound++] = child;
+		}
+		if (next == nfound)
+			break;
+	}
+	free(order);
+	*pids = found;
+	*count = nfound;
 	return 0;
 }
 
-int zs_job_pids(const char *scontrol, const char *job, pid_t **pids, size_t *n, char *err)
+int zs_descendants(pid_t root, pid_t exclude, pid_t **pids, size_t *n, char *err)
 {
-	static char out[1 << 20];
+	pid_t *pid, *ppid;
+	size_t nl;
+	int rc;
+
+	*pids = NULL;
+	*n = 0;
+	if (read_links(&pid, &ppid, &nl, err))
+		return -1;
+	rc = zs_descendants_of(pid, ppid, nl, root, exclude, pids, n, err);
+	free(pid);
+	free(ppid);
+	return rc;
+}
+
+int zs_job_pids(const char *scontrol, const char *job, pid_t **pids, size_t *n, bool *cut,
+		char *err)
+{
+	struct zs_output out = { .max = ZS_LISTPIDS_MAX };
 	char *argv[] = { (char *)(scontrol ? scontrol : "scontrol"), "listpids", (char *)job, NULL };
+	char *save = NULL;
 	size_t cap = 0;
 	int rc;
 
 	*pids = NULL;
 	*n = 0;
+	*cut = false;
 	if (!*job || strspn(job, "0123456789_.") != strlen(job) || job[0] < '0' || job[0] > '9')
 		return zs_fail(err, "job '%s': expected a job id such as 1234 (or 1234.0 for one step)", job);
-	rc = zs_run_inherit(argv[0], argv, 30000, out, sizeof(out), err);
-	if (rc < 0)
+	rc = zs_run_inherit(argv[0], argv, 30000, &out, err);
+	if (rc < 0) {
+		free(out.buf);
 		return -1;
-	if (rc) {
-		out[strcspn(out, "\n")] = '\0';
-		return zs_fail(err, "scontrol listpids %s failed: %s", job, out[0] ? out : "no message");
 	}
-	/* "PID JOBID STEPID LOCALID GLOBALID" then one line per process. */
-	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+	if (rc) {
+		char *msg = out.buf ? out.buf : "";
+
+		msg[strcspn(msg, "\n")] = '\0';
+		zs_fail(err, "scontrol listpids %s failed: %s", job, *msg ? msg : "no message");
+		free(out.buf);
+		return -1;
+	}
+	*cut = out.cut;
+	/* "PID JOBID STEPID LOCALID GLOBALID" then one line per process; a
+	 * line cut by the limit is dropped. */
+	if (out.cut && out.buf) {
+		char *last = strrchr(out.buf, '\n');
+
+		if (last)
+			last[1] = '\0';
+	}
+	for (char *line = out.buf ? strtok_r(out.buf, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
 		char *end;
 		long pid = strtol(line, &end, 10);
 
@@ -353,6 +515,7 @@ int zs_job_pids(const char *scontrol, const char *job, pid_t **pids, size_t *n, 
 
 			if (!grown) {
 				free(*pids);
+				free(out.buf);
 				*pids = NULL;
 				return zs_fail(err, "out of memory");
 			}
@@ -360,5 +523,6 @@ int zs_job_pids(const char *scontrol, const char *job, pid_t **pids, size_t *n, 
 		}
 		(*pids)[(*n)++] = (pid_t)pid;
 	}
+	free(out.buf);
 	return 0;
 }

@@ -113,25 +113,69 @@ static int scale_with_unit(const char *s, const struct unit *units, bool exact_c
 	return -1;
 }
 
+/* Sizes are computed in integers: a double cannot hold every byte count
+ * (2^53 + 1) and turns an overflow into 2^63 silently. They stop at
+ * 2^63 - 1, the range of the signed 64-bit sizes the kernel and modprobe
+ * parameters take. */
+#define SIZE_MAX_BYTES ((uint64_t)INT64_MAX)
 int zs_parse_size(const char *what, const char *s, uint64_t *out, char *err)
 {
-	static const struct unit units[] = {
-		{ "", 1.0 }, { "B", 1.0 },
-		{ "K", 1024.0 }, { "KiB", 1024.0 }, { "KB", 1e3 },
-		{ "M", 1048576.0 }, { "MiB", 1048576.0 }, { "MB", 1e6 },
-		{ "G", 1073741824.0 }, { "GiB", 1073741824.0 }, { "GB", 1e9 },
-		{ "T", 1099511627776.0 }, { "TiB", 1099511627776.0 }, { "TB", 1e12 },
-		{ NULL, 0 },
+	static const struct {
+		const char *name;
+		uint64_t factor;
+	} units[] = {
+		{ "", 1 }, { "B", 1 },
+		{ "K", 1ULL << 10 }, { "KiB", 1ULL << 10 }, { "KB", 1000ULL },
+		{ "M", 1ULL << 20 }, { "MiB", 1ULL << 20 }, { "MB", 1000000ULL },
+		{ "G", 1ULL << 30 }, { "GiB", 1ULL << 30 }, { "GB", 1000000000ULL },
+		{ "T", 1ULL << 40 }, { "TiB", 1ULL << 40 }, { "TB", 1000000000000ULL },
 	};
-	double v;
+	const char *p = s, *unit;
+	unsigned __int128 whole = 0, frac = 0, scale = 1, v;
+	unsigned nfrac = 0;
+	bool digits = false;
+	uint64_t factor = 0;
 
-	if (!s || scale_with_unit(s, units, false, &v))
-		return zs_fail(err, "%s: '%s' is not a size; expected a number with an optional unit (B, K/KiB, M/MiB, G/GiB, T/TiB binary; KB, MB, GB, TB decimal), e.g. 64M or 2GiB",
-			       what, s ? s : "");
-	if (v >= 18446744073709551615.0)
-		return zs_fail(err, "%s: '%s' is too large", what, s);
-	*out = (uint64_t)llround(v);
+	if (!s)
+		s = p = "";
+	for (; isdigit((unsigned char)*p); p++, digits = true) {
+		whole = whole * 10 + (unsigned)(*p - '0');
+		if (whole > SIZE_MAX_BYTES)
+			return zs_fail(err, "%s: '%s' is too large; sizes go up to %llu bytes", what, s,
+				       (unsigned long long)SIZE_MAX_BYTES);
+	}
+	if (*p == '.') {
+		for (p++; isdigit((unsigned char)*p); p++, digits = true) {
+			if (++nfrac > 18)
+				goto bad;
+			frac = frac * 10 + (unsigned)(*p - '0');
+			scale *= 10;
+		}
+	}
+	unit = p;
+	for (size_t i = 0; digits && i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcasecmp(unit, units[i].name)) {
+			factor = units[i].factor;
+			break;
+		}
+	/* A fraction needs a unit: "1.5" bytes is a typo, not a size. */
+	if (!factor || (scale > 1 && !*unit))
+		goto bad;
+	if (whole > SIZE_MAX_BYTES / factor + 1)
+		return zs_fail(err, "%s: '%s' is too large; sizes go up to %llu bytes", what, s,
+			       (unsigned long long)SIZE_MAX_BYTES);
+	v = (whole * scale + frac) * factor;
+	if (v % scale)
+		return zs_fail(err, "%s: '%s' is not a whole number of bytes", what, s);
+	v /= scale;
+	if (v > SIZE_MAX_BYTES)
+		return zs_fail(err, "%s: '%s' is too large; sizes go up to %llu bytes", what, s,
+			       (unsigned long long)SIZE_MAX_BYTES);
+	*out = (uint64_t)v;
 	return 0;
+bad:
+	return zs_fail(err, "%s: '%s' is not a size; expected a number with an optional unit (B, K/KiB, M/MiB, G/GiB, T/TiB binary; KB, MB, GB, TB decimal), e.g. 64M or 2GiB",
+		       what, s);
 }
 
 int zs_parse_bandwidth(const char *what, const char *s, double *bytes_per_s, char *err)
@@ -187,4 +231,49 @@ const char *zs_format_size(uint64_t bytes, char *buf, unsigned buflen)
 	else
 		snprintf(buf, buflen, "%.3g %s", v, names[i]);
 	return buf;
+}
+
+int zs_parse_nodelist(const char *what, const char *s, unsigned max,
+		      int (*add)(void *ctx, unsigned lo, unsigned hi, char *err), void *ctx,
+		      char *err)
+{
+	const char *p = s ? s : "";
+
+	if (!*p)
+		return zs_fail(err, "%s: empty NUMA node list; expected e.g. 0-3,6", what);
+	for (;;) {
+		uint64_t lo = 0, hi;
+		const char *start = p;
+
+		if (!isdigit((unsigned char)*p))
+			goto bad;
+		for (; isdigit((unsigned char)*p); p++)
+			if ((lo = lo * 10 + (uint64_t)(*p - '0')) > max)
+				return zs_fail(err, "%s=%s: NUMA node %.*s is beyond the highest possible node %u",
+					       what, s, (int)strspn(start, "0123456789"), start, max);
+		hi = lo;
+		if (*p == '-') {
+			const char *second = ++p;
+
+			if (!isdigit((unsigned char)*p))
+				goto bad;
+			for (hi = 0; isdigit((unsigned char)*p); p++)
+				if ((hi = hi * 10 + (uint64_t)(*p - '0')) > max)
+					return zs_fail(err, "%s=%s: NUMA node %.*s is beyond the highest possible node %u",
+						       what, s, (int)strspn(second, "0123456789"), second, max);
+			if (hi < lo)
+				return zs_fail(err, "%s=%s: the range %.*s is reversed; write the lower node first, e.g. 0-3,6",
+					       what, s, (int)(p - start), start);
+		}
+		if (add && add(ctx, (unsigned)lo, (unsigned)hi, err))
+			return -1;
+		if (!*p)
+			return 0;
+		if (*p != ',')
+			goto bad;
+		p++;
+	}
+bad:
+	return zs_fail(err, "%s=%s: not a NUMA node list; expected auto, all or nodes and ranges separated by single commas, such as 0-3,6",
+		       what, s ? s : "");
 }

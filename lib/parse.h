@@ -18,7 +18,9 @@ int zs_parse_bool(const char *what, const char *s, bool *out, char *err);
 
 /* A byte count: digits with an optional unit. K, M, G, T and KiB, MiB, GiB,
  * TiB are binary (1024^n); KB, MB, GB, TB are decimal (1000^n); B or no unit
- * means bytes. Fractions are allowed with a unit ("1.5GiB"). */
+ * means bytes. Computed exactly in integers; a value above 2^63 - 1 is an
+ * error. Fractions are allowed with a unit when they come to a whole number
+ * of bytes ("1.5GiB"; "1.5B" is refused). */
 int zs_parse_size(const char *what, const char *s, uint64_t *out, char *err);
 
 /* A bandwidth in bytes per second: a number followed by GB/s, MB/s, GiB/s,
@@ -26,6 +28,14 @@ int zs_parse_size(const char *what, const char *s, uint64_t *out, char *err);
  * would be gigabits. A bare number is GB/s. */
 int zs_parse_bandwidth(const char *what, const char *s, double *bytes_per_s,
 		       char *err);
+
+/* A NUMA node list such as "0-3,6": nodes and ranges lo-hi (lo <= hi, at
+ * most max) separated by single commas, nothing else. Calls add (if not
+ * NULL) for every range; an error from add stops the parse. what names the
+ * setting in errors ("nodes"). */
+int zs_parse_nodelist(const char *what, const char *s, unsigned max,
+		      int (*add)(void *ctx, unsigned lo, unsigned hi, char *err), void *ctx,
+		      char *err);
 
 /* Splits "key=value". key must be non-empty lower-case [a-z0-9_]; value may
  * be empty. Returns pointers into a copy the caller frees with free(*key). */

@@ -26,6 +26,7 @@ void zs_policy_defaults(struct zs_policy *p)
 	strcpy(p->node_sysfs, "/sys/devices/system/node");
 	strcpy(p->statedir, "/run/zonesort");
 	snprintf(p->helper, sizeof(p->helper), "%s", ZS_HELPER_PATH);
+	p->report_days = 7;
 }
 
 const char *zs_sorter_kind_name(enum zs_sorter_kind k)
@@ -63,12 +64,13 @@ static int set_module(const char *v, char *dst, size_t len, char *err)
 
 static int set_nodes(const char *v, char *dst, size_t len, char *err)
 {
-	if (!*v || strlen(v) >= len)
-		return zs_fail(err, "nodes=%s: expected auto, all or a NUMA node list such as 0-3,6", v);
-	if (strcmp(v, "auto") && strcmp(v, "all"))
-		for (const char *c = v; *c; c++)
-			if (!((*c >= '0' && *c <= '9') || *c == ',' || *c == '-'))
-				return zs_fail(err, "nodes=%s: expected auto, all or a NUMA node list such as 0-3,6", v);
+	if (strlen(v) >= len)
+		return zs_fail(err, "nodes=%.40s...: too long; expected auto, all or a NUMA node list such as 0-3,6", v);
+	/* The whole list is checked here, where srun reads plugstack.conf;
+	 * whether each node exists is a property of the host that sorts. */
+	if (strcmp(v, "auto") && strcmp(v, "all") &&
+	    zs_parse_nodelist("nodes", v, ZS_MAX_NODE, NULL, NULL, err))
+		return -1;
 	strcpy(dst, v);
 	return 0;
 }
@@ -127,18 +129,25 @@ int zs_policy_set(struct zs_policy *p, const char *word, char *err)
 		rc = set_path(key, v, p->helper, sizeof(p->helper), err);
 	} else if (!strcmp(key, "cache_size")) {
 		rc = zs_parse_size(what, v, &p->cache_size, err);
-		if (!rc && (p->cache_size < 4096 || (p->cache_size & (p->cache_size - 1))))
-			rc = zs_fail(err, "cache_size=%s: expected a power of two of at least 4 KiB, e.g. 16GiB", v);
+		if (!rc && (!p->cache_size || p->cache_size % ZS_PAGE_SIZE))
+			rc = zs_fail(err, "cache_size=%s: expected a whole number of %u-byte pages, e.g. 16GiB or 96GiB",
+				     v, ZS_PAGE_SIZE);
 	} else if (!strcmp(key, "ways")) {
 		rc = zs_parse_u64(what, v, 1, 64, &n, err);
 		if (!rc)
 			p->ways = (unsigned)n;
 	} else if (!strcmp(key, "sample_conflicts")) {
 		rc = zs_parse_bool(what, v, &p->sample_conflicts, err);
+	} else if (!strcmp(key, "prometheus_dir")) {
+		rc = set_path(key, v, p->prometheus_dir, sizeof(p->prometheus_dir), err);
+	} else if (!strcmp(key, "report_days")) {
+		rc = zs_parse_u64(what, v, 0, 366, &n, err);
+		if (!rc)
+			p->report_days = (unsigned)n;
 	} else if (!strcmp(key, "quarantine")) {
 		rc = zs_parse_bool(what, v, &p->quarantine, err);
 	} else {
-		rc = zs_fail(err, "unknown argument '%s'; known keys: default, allow_off, min_period, sorter, modprobe, drop_caches, nodes, sysfs, node_sysfs, statedir, helper, cache_size, ways, sample_conflicts, quarantine",
+		rc = zs_fail(err, "unknown argument '%s'; known keys: default, allow_off, min_period, sorter, modprobe, drop_caches, nodes, sysfs, node_sysfs, statedir, helper, cache_size, ways, sample_conflicts, prometheus_dir, report_days, quarantine",
 			     word);
 	}
 	free(key);
@@ -154,6 +163,12 @@ int zs_policy_parse(struct zs_policy *p, int argc, char *const argv[], char *err
 		return zs_fail(err, "default=%u is below min_period=%u", p->dflt.period, p->min_period);
 	if (p->dflt.mode == ZS_MODE_OFF && !p->allow_off)
 		return zs_fail(err, "default=off contradicts allow_off=no");
+	/* Any size splits into slots (slot = frame mod slots), as long as every
+	 * slot holds whole pages: 96 GiB and 384 MiB caches are real. */
+	if (p->cache_size && p->cache_size % ((uint64_t)(p->ways ? p->ways : 1) * ZS_PAGE_SIZE))
+		return zs_fail(err, "cache_size=%llu with ways=%u: the cache does not split into slots of %u whole %u-byte pages; expected a multiple of ways x page size",
+			       (unsigned long long)p->cache_size, p->ways ? p->ways : 1,
+			       p->ways ? p->ways : 1, ZS_PAGE_SIZE);
 	return 0;
 }
 

@@ -9,6 +9,11 @@
 #include <stdint.h>
 
 #define ZS_MAX_PERIOD 86400u
+/* The highest NUMA node id Linux allows (MAX_NUMNODES is at most 1024). */
+#define ZS_MAX_NODE 1023u
+/* Cache sizes from plugstack.conf are checked against the base page size
+ * of the platforms Slurm nodes run (x86-64, and 4 KiB arm64 kernels). */
+#define ZS_PAGE_SIZE 4096u
 
 enum zs_mode { ZS_MODE_OFF, ZS_MODE_ON, ZS_MODE_PERIODIC };
 
@@ -37,9 +42,12 @@ struct zs_policy {
 	char node_sysfs[PATH_MAX];	/* node_sysfs=<dir with nodeN/compact> */
 	char statedir[PATH_MAX];	/* statedir=<dir for the lock and times> */
 	char helper[PATH_MAX];		/* helper=<zonesort command> */
-	uint64_t cache_size;		/* cache_size=<size>, 0 = discover */
+	uint64_t cache_size;		/* cache_size=<size>, 0 = discover; a
+					 * multiple of ways x page size */
 	unsigned ways;			/* ways=<n>, 0 = discover */
 	bool sample_conflicts;		/* sample_conflicts=yes|no */
+	char prometheus_dir[PATH_MAX];	/* prometheus_dir=<textfile dir>, "" = none (metrics.h) */
+	unsigned report_days;		/* report_days=<days> users' job reports are kept, 0 = none (report.h) */
 	bool quarantine;		/* quarantine=yes|no: the kernel module takes colliding free blocks */
 };
 

@@ -20,15 +20,15 @@ int zs_slotgeom_init(struct zs_slotgeom *g, uint64_t cache_size, int ways, unsig
 	if (!page_size || (page_size & (page_size - 1)))
 		return zs_fail(err, "page size %u is not a power of two", page_size);
 	if (!cache_size)
-		return zs_fail(err, "%s 0: the cache size must be a power of two of at least the page size (%u bytes), e.g. 16GiB",
+		return zs_fail(err, "%s 0: the cache size must be a positive multiple of the page size (%u bytes), e.g. 16GiB",
 			       cache_what, page_size);
-	if (cache_size & (cache_size - 1))
-		return zs_fail(err, "%s %llu (%s): not a power of two; expected a power of two of at least %u bytes, e.g. 16GiB",
-			       cache_what, (unsigned long long)cache_size,
-			       zs_format_size(cache_size, a, sizeof(a)), page_size);
 	if (cache_size < page_size)
 		return zs_fail(err, "%s %llu: smaller than the page size (%u bytes)", cache_what,
 			       (unsigned long long)cache_size, page_size);
+	if (cache_size % page_size)
+		return zs_fail(err, "%s %llu (%s): not a whole number of %u-byte pages; expected a multiple of the page size, e.g. 16GiB or 96GiB",
+			       cache_what, (unsigned long long)cache_size,
+			       zs_format_size(cache_size, a, sizeof(a)), page_size);
 	g->cache_size = cache_size;
 	g->page_size = page_size;
 	if (ways == -1) {
@@ -63,6 +63,12 @@ const char *zs_slotgeom_describe(const struct zs_slotgeom *g, char *buf, unsigne
 		snprintf(buf, len, "%s direct-mapped", a);
 	else
 		snprintf(buf, len, "%s %llu-way", a, (unsigned long long)g->ways);
+	if (g->base_pfn) {
+		size_t used = strlen(buf);
+
+		snprintf(buf + used, len - used, " extended-linear from frame %llu",
+			 (unsigned long long)g->base_pfn);
+	}
 	return buf;
 }
 

@@ -5,8 +5,13 @@
  * helper's samples, the NHC check):
  *
  *  - A memory-side cache of C bytes with W ways has S = C / (W * P) page
- *    slots, P the page size. The slot of the page with frame number pfn is
- *    pfn mod S (equivalently (pfn * P mod (C / W)) / P). A direct-mapped
+ *    slots, P the page size; C is any multiple of W * P (Optane Memory Mode
+ *    gives 96, 192 or 384 GiB). The slot of the page with frame number pfn
+ *    is pfn mod S (equivalently (pfn * P mod (C / W)) / P). An
+ *    extended-linear cache (Intel Flat Memory Mode: near DRAM caches the
+ *    far memory behind it 1:1 and both are in the address space) aliases
+ *    the address X with X + C over the node's range, which starts at frame
+ *    B: there the slot is (pfn - B) mod S. A direct-mapped
  *    cache (W = 1) has C / P slots; a fully associative one has 1 slot of
  *    C / P ways.
  *  - A slot holds W pages of a set of pages without conflict. A page of the
@@ -31,7 +36,8 @@
 #include <stdint.h>
 
 struct zs_slotgeom {
-	uint64_t cache_size;	/* bytes, a power of two */
+	uint64_t cache_size;	/* bytes, a multiple of ways * page_size */
+	uint64_t base_pfn;	/* first frame of an extended-linear range, else 0 */
 	uint64_t ways;		/* pages one slot holds without conflict */
 	unsigned page_size;	/* bytes */
 	uint64_t nslots;	/* cache_size / (ways * page_size) */
@@ -46,10 +52,14 @@ int zs_slotgeom_init(struct zs_slotgeom *g, uint64_t cache_size, int ways, unsig
 
 static inline uint64_t zs_slot_of(const struct zs_slotgeom *g, uint64_t pfn)
 {
+	if (g->base_pfn)
+		return pfn >= g->base_pfn ? (pfn - g->base_pfn) % g->nslots
+					  : (g->nslots - (g->base_pfn - pfn) % g->nslots) % g->nslots;
 	return g->nslots & (g->nslots - 1) ? pfn % g->nslots : pfn & (g->nslots - 1);
 }
 
-/* "64 MiB direct-mapped", "16 GiB 2-way", "1 MiB fully associative". */
+/* "64 MiB direct-mapped", "16 GiB 2-way", "1 MiB fully associative",
+ * "96 GiB direct-mapped extended-linear from frame 4194304". */
 const char *zs_slotgeom_describe(const struct zs_slotgeom *g, char *buf, unsigned len);
 
 struct zs_collisions {

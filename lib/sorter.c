@@ -4,6 +4,8 @@
 #include "child.h"
 #include "memcache.h"
 #include "nodeset.h"
+#include "statedir.h"
+#include "textfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,20 +25,28 @@ struct zs_sorter {
 	struct zs_memcache *mc;
 	int nmc;
 	bool discovered;
+	int statefd;			/* the checked state directory, or -1 */
+	long long last_start_ns;	/* when this sorter's last sort began */
 };
+
+/* The state directory, checked and opened once per sorter. */
+static int state_dir(struct zs_sorter *s, char *err)
+{
+	if (s->statefd < 0)
+		s->statefd = zs_statedir_open(s->policy.statedir, true, err);
+	return s->statefd;
+}
 
 /* hwloc's topology load costs milliseconds on every job, so it happens only
  * when the answer matters: nodes=auto, or a module to load with the cache
  * geometry. */
 static int discover(struct zs_sorter *s, char *err)
 {
-	if (s->discovered)
-		return 0;
 	char path[PATH_MAX + 16];
 
+	if (s->discovered)
+		return 0;
 	snprintf(path, sizeof(path), "%s/memcache", s->policy.statedir);
-	if (mkdir(s->policy.statedir, 0755) && errno != EEXIST)
-		return zs_fail(err, "cannot create %s: %s", s->policy.statedir, strerror(errno));
 	if (zs_memcache_discover_cached(&s->policy, path, false, &s->mc, &s->nmc, err))
 		return -1;
 	s->discovered = true;
@@ -84,14 +94,21 @@ static void load_module(struct zs_sorter *s)
 
 	discover(s, err);
 	mc = s->nmc ? &s->mc[0] : NULL;
+	/* Without a cache there are no slots to sort for: ours refuses every
+	 * sort without a cache size, Intel's would assume one. Compaction
+	 * (sorter=auto) is what such a node can use. */
+	if (!mc || !mc->size) {
+		snprintf(s->why, sizeof(s->why),
+			 "no memory-side cache found (hwloc) or given (cache_size=): modprobe %s not run",
+			 s->policy.modprobe);
+		return;
+	}
 
 	argv[argc++] = "modprobe";
 	argv[argc++] = s->policy.modprobe;
-	if (mc && mc->size) {
-		snprintf(size_arg, sizeof(size_arg), "cache_size=%llu", (unsigned long long)mc->size);
-		argv[argc++] = size_arg;
-	}
-	if (mc && mc->ways > 0) {
+	snprintf(size_arg, sizeof(size_arg), "cache_size=%llu", (unsigned long long)mc->size);
+	argv[argc++] = size_arg;
+	if (mc->ways > 0) {
 		snprintf(ways_arg, sizeof(ways_arg), "ways=%d", mc->ways);
 		argv[argc++] = ways_arg;
 	}
@@ -149,6 +166,8 @@ int zs_sorter_open(const struct zs_policy *p, struct zs_sorter **out, char *err)
 	if (!s)
 		return zs_fail(err, "out of memory");
 	s->policy = *p;
+	s->statefd = -1;
+	s->last_start_ns = -1;
 	if (!strcmp(p->nodes, "auto") && discover(s, err))
 		goto fail;
 	s->targets = zs_nodeset_targets(p->nodes, s->mc, s->nmc, err);
@@ -169,8 +188,15 @@ void zs_sorter_close(struct zs_sorter *s)
 		return;
 	if (s->targets)
 		numa_bitmask_free(s->targets);
+	if (s->statefd >= 0)
+		close(s->statefd);
 	free(s->mc);
 	free(s);
+}
+
+long long zs_sorter_last_start(const struct zs_sorter *s)
+{
+	return s->last_start_ns;
 }
 
 enum zs_sorter_kind zs_sorter_backend(const struct zs_sorter *s)
@@ -273,7 +299,7 @@ static void sort_compact(struct zs_sorter *s, struct zs_node_result *r)
 	snprintf(r->msg, sizeof(r->msg), "%s: %s", path, strerror(e));
 }
 
-static long long boottime_ns(void)
+long long zs_boottime_ns(void)
 {
 	struct timespec ts;
 
@@ -281,55 +307,56 @@ static long long boottime_ns(void)
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static void stamp_path(const struct zs_sorter *s, int node, char *buf, size_t len)
+static void stamp_name(int node, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/node%d.last", s->policy.statedir, node);
+	snprintf(buf, len, "node%d.last", node);
 }
 
-static long long last_sorted_ns(const struct zs_sorter *s, int node)
+/* When the node's last sort began, from its stamp "boot <id> <ns>", in
+ * CLOCK_BOOTTIME nanoseconds; -1 when there is none to trust: missing,
+ * garbled, from another boot (a state directory on disk) or from the
+ * future (it would hold sorting off for as long). */
+static long long last_sorted_ns(struct zs_sorter *s, int node)
 {
-	char path[PATH_MAX + 32];
-	long long v = -1;
-	FILE *f;
+	char name[32], text[160], boot[64], want[64];
+	long long v;
+	int end = 0;
 
-	stamp_path(s, node, path, sizeof(path));
-	f = fopen(path, "re");
-	if (!f)
+	stamp_name(node, name, sizeof(name));
+	if (state_dir(s, NULL) < 0 || zs_textfile_read(s->statefd, name, text, sizeof(text)) < 0 ||
+	    zs_boot_id(want, sizeof(want)))
 		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
+	if (sscanf(text, "boot %63s %lld%n", boot, &v, &end) != 2 || (text[end] && text[end] != '\n') ||
+	    strcmp(boot, want) || v < 0 || v > zs_boottime_ns())
+		return -1;
 	return v;
 }
 
-static void stamp(const struct zs_sorter *s, int node)
+static void stamp(struct zs_sorter *s, int node, long long started_ns)
 {
-	char path[PATH_MAX + 32];
-	FILE *f;
+	char name[32], text[160], boot[64];
 
-	stamp_path(s, node, path, sizeof(path));
-	f = fopen(path, "we");
-	if (f) {
-		fprintf(f, "%lld\n", boottime_ns());
-		fclose(f);
-	}
+	stamp_name(node, name, sizeof(name));
+	if (zs_boot_id(boot, sizeof(boot)))
+		return;
+	snprintf(text, sizeof(text), "boot %s %lld\n", boot, started_ns);
+	zs_textfile_replace(s->statefd, name, text, strlen(text), 0644, (uid_t)-1, NULL);
 }
 
 /* Nodes are sorted one writer at a time per machine. A held lock means a
  * sort is running right now: the node will be freshly sorted when it ends,
  * so we do not wait for it. */
-static int take_lock(const struct zs_sorter *s, int *fd, char *msg, size_t len)
+static int take_lock(struct zs_sorter *s, int *fd, char *msg, size_t len)
 {
-	char path[PATH_MAX + 32];
+	char err[ZS_ERRLEN];
 
-	if (mkdir(s->policy.statedir, 0755) && errno != EEXIST) {
-		snprintf(msg, len, "cannot create %s: %s", s->policy.statedir, strerror(errno));
+	if (state_dir(s, err) < 0) {
+		snprintf(msg, len, "%s", err);
 		return -1;
 	}
-	snprintf(path, sizeof(path), "%s/lock", s->policy.statedir);
-	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	*fd = zs_textfile_lockfile(s->statefd, "lock", err);
 	if (*fd < 0) {
-		snprintf(msg, len, "cannot open %s: %s", path, strerror(errno));
+		snprintf(msg, len, "%s/%s", s->policy.statedir, err);
 		return -1;
 	}
 	if (flock(*fd, LOCK_EX | LOCK_NB)) {
@@ -394,12 +421,13 @@ int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *
 			r.outcome = locked > 0 ? ZS_BUSY : ZS_FAILED;
 			snprintf(r.msg, sizeof(r.msg), "%s", msg);
 		} else if ((last = last_sorted_ns(s, n)) >= 0 &&
-			   boottime_ns() - last < (long long)min_interval * 1000000000LL) {
+			   zs_boottime_ns() - last < (long long)min_interval * 1000000000LL) {
 			r.outcome = ZS_RECENT;
 			snprintf(r.msg, sizeof(r.msg), "sorted %.1f s ago, less than %u s",
-				 (boottime_ns() - last) / 1e9, min_interval);
+				 (double)(zs_boottime_ns() - last) / 1e9, min_interval);
 		} else {
 			double t0 = zs_now();
+			long long started = zs_boottime_ns();
 
 			if (s->backend == ZS_SORTER_COMPACT && s->policy.drop_caches && !dropped) {
 				drop_caches(s, report, ctx);
@@ -410,8 +438,12 @@ int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *
 			else
 				sort_compact(s, &r);
 			r.seconds = zs_now() - t0;
-			if (r.outcome == ZS_SORTED)
-				stamp(s, n);
+			if (r.outcome == ZS_SORTED) {
+				/* The start counts: min_period is the least time
+				 * between the beginnings of two sorts. */
+				stamp(s, n, started);
+				s->last_start_ns = started;
+			}
 		}
 		if (r.outcome == ZS_FAILED)
 			failed = 1;
@@ -459,4 +491,9 @@ int zs_tally_parse(const char *line, struct zs_tally *t)
 		return -1;
 	*t = v;
 	return 0;
+}
+
+unsigned zs_helper_min_interval(unsigned min_period, unsigned every)
+{
+	return every / 2 > min_period ? every / 2 : min_period;
 }

@@ -53,6 +53,17 @@ int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *
 
 const char *zs_outcome_name(enum zs_outcome o);
 
+/* When the last sort this sorter made began (CLOCK_BOOTTIME ns), or -1. */
+long long zs_sorter_last_start(const struct zs_sorter *s);
+
+/* CLOCK_BOOTTIME in nanoseconds: the clock of the last-sort stamps. */
+long long zs_boottime_ns(void);
+
+/* The least time the periodic helper leaves between two sorts of a node by
+ * anyone: min_period (the site's promise) or half the helper's own period,
+ * whichever is longer. */
+unsigned zs_helper_min_interval(unsigned min_period, unsigned every);
+
 void zs_tally_add(struct zs_tally *into, const struct zs_tally *t);
 
 /* "3 sorts, 1 skipped (recent), 0 busy, 0 failed, 0.012 s" */

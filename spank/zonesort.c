@@ -13,7 +13,9 @@
 #include "config.h"
 #include "child.h"
 #include "errbuf.h"
+#include "metrics.h"
 #include "policy.h"
+#include "report.h"
 #include "slots.h"
 #include "sorter.h"
 
@@ -26,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <slurm/spank.h>
@@ -54,7 +57,9 @@ static struct {
 	struct zs_tally tally;
 	const char *backend;
 	char unavailable[ZS_ERRLEN];
-	pid_t helper;
+	struct zs_child helper;
+	bool helper_running;
+	char helper_failed[ZS_ERRLEN];	/* why periodic sorting did not run */
 	int helper_out;
 	char helper_errors[3][ZS_ERRLEN];
 	unsigned nhelper_errors;
@@ -62,7 +67,7 @@ static struct {
 	struct zs_sample sample;	/* the helper's last conflicts line */
 	uint32_t tasks, tasks_exited;
 	bool sorted;
-} step = { .helper = -1, .helper_out = -1 };
+} step = { .helper_out = -1 };
 
 static int option_cb(int val, const char *optarg, int remote);
 
@@ -128,7 +133,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	if (ctx == S_CTX_SLURMD)
 		return 0;
 	snprintf(option_usage, sizeof(option_usage),
-		 "Sort free memory before the job: on, off%s, or a period in seconds (%u-%u) to also sort during each step. Default: %s.",
+		 "Sort free memory before the job: on, off%s, or a period in seconds (%u-%u) to also sort during each step. Default: %s. What it did for your job: zonesort report.",
 		 policy.allow_off ? "" : " (not allowed here)", policy.min_period, ZS_MAX_PERIOD,
 		 policy.dflt.mode == ZS_MODE_OFF ? "off" : policy.dflt.mode == ZS_MODE_ON ? "on" : "periodic");
 	if (spank_option_register(sp, &zonesort_option) != ESPANK_SUCCESS) {
@@ -165,7 +170,11 @@ static struct zs_sorter *sort_now(unsigned min_interval)
 		return NULL;
 	}
 	step.backend = zs_sorter_kind_name(zs_sorter_backend(s));
+	struct zs_tally before = step.tally;
+
 	zs_sorter_sort(s, min_interval, &step.tally, note_node, NULL);
+	if (zs_metrics_sorts(&policy, node_name(), step.backend, &before, &step.tally, err))
+		slurm_error("zonesort: job %u: %s", step.job, err);
 	step.sorted = true;
 	return s;
 }
@@ -192,10 +201,38 @@ static void log_summary(const char *where, const struct zs_request *r)
 		if (step.sample.samples)
 			snprintf(conflicts, sizeof(conflicts), ", conflicts %.1f%% (random %.1f%%)",
 				 100.0 * step.sample.fraction, 100.0 * step.sample.random);
-		slurm_info("zonesort: job %u %s on %s: zonesort=%s, %s, backend %s%s", step.job, where,
-			   node_name(), req, zs_tally_describe(&t, tally, sizeof(tally)),
-			   step.backend ? step.backend : "none", conflicts);
+		slurm_info("zonesort: job %u %s on %s: zonesort=%s%s%s%s, %s, backend %s%s", step.job, where,
+			   node_name(), req, step.helper_failed[0] ? " but periodic sorting did not run (" : "",
+			   step.helper_failed, step.helper_failed[0] ? ")" : "",
+			   zs_tally_describe(&t, tally, sizeof(tally)), step.backend ? step.backend : "none",
+			   conflicts);
 	}
+}
+
+/* The job owner's own copy of the summary line, which "zonesort report"
+ * shows them (report.h). */
+static void report_step(spank_t sp, const char *where, const struct zs_request *r)
+{
+	struct zs_report_step rs = { .time = (double)time(NULL), .job = step.job,
+				     .tally = step.tally, .sample = step.sample,
+				     .sampling = policy.sample_conflicts && r->mode == ZS_MODE_PERIODIC };
+	const char *env_uid = getenv("SLURM_JOB_UID");
+	char err[ZS_ERRLEN];
+	uid_t uid;
+
+	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS) {
+		if (!env_uid)
+			return;
+		uid = (uid_t)strtoul(env_uid, NULL, 10);
+	}
+	zs_tally_add(&rs.tally, &step.helper_tally);
+	snprintf(rs.where, sizeof(rs.where), "%s", where);
+	snprintf(rs.node, sizeof(rs.node), "%s", node_name());
+	zs_request_describe(r, rs.mode, sizeof(rs.mode));
+	snprintf(rs.backend, sizeof(rs.backend), "%s", step.backend ? step.backend : "none");
+	snprintf(rs.note, sizeof(rs.note), "%s", step.unavailable);
+	if (zs_report_add(&policy, uid, &rs, err))
+		slurm_error("zonesort: job %u: %s", step.job, err);
 }
 
 /* --- job prolog: once per node per job, as root ----------------------- */
@@ -205,6 +242,8 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 	char *optarg = NULL;
 	struct zs_request r;
 
+	/* Slurm 22.05 calls this without slurm_spank_init: parse here. A bad
+	 * line is logged and the job runs unsorted; the node is not drained. */
 	if (load_policy(ac, av))
 		return 0;
 	spank_get_item(sp, S_JOB_ID, &step.job);
@@ -220,6 +259,12 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 	if (r.mode != ZS_MODE_OFF)
 		zs_sorter_close(sort_now(policy.min_period));
 	log_summary("prolog", &r);
+	report_step(sp, "prolog", &r);
+	unsigned expired;
+	char err[ZS_ERRLEN];
+
+	if (zs_report_expire(&policy, time(NULL), &expired, err))
+		slurm_error("zonesort: job %u: %s", step.job, err);
 	return 0;
 }
 
@@ -231,8 +276,10 @@ static void start_helper(unsigned period)
 	char **argv = calloc((size_t)policy_argc + 10, sizeof(char *));
 	int fds[2], argc = 0;
 
-	if (!argv)
+	if (!argv) {
+		snprintf(step.helper_failed, sizeof(step.helper_failed), "out of memory");
 		return;
+	}
 	snprintf(every, sizeof(every), "%u", period);
 	snprintf(parent, sizeof(parent), "%d", (int)getpid());
 	argv[argc++] = policy.helper;
@@ -253,18 +300,22 @@ static void start_helper(unsigned period)
 
 	/* Close-on-exec, or every task of the step would hold the pipe. */
 	if (pipe2(fds, O_CLOEXEC)) {
-		slurm_error("zonesort: job %u: pipe: %s", step.job, strerror(errno));
+		snprintf(step.helper_failed, sizeof(step.helper_failed), "pipe: %s", strerror(errno));
+		slurm_error("zonesort: job %u: %s", step.job, step.helper_failed);
 		free(argv);
 		return;
 	}
-	step.helper = zs_spawn(policy.helper, argv, fds[1], err);
-	close(fds[1]);
-	free(argv);
-	if (step.helper < 0) {
-		slurm_error("zonesort: job %u: periodic helper %s: %s", step.job, policy.helper, err);
+	if (zs_spawn(policy.helper, argv, fds[1], &step.helper, err)) {
+		close(fds[1]);
+		free(argv);
+		snprintf(step.helper_failed, sizeof(step.helper_failed), "periodic helper: %s", err);
+		slurm_error("zonesort: job %u: %s", step.job, step.helper_failed);
 		close(fds[0]);
 		return;
 	}
+	close(fds[1]);
+	free(argv);
+	step.helper_running = true;
 	step.helper_out = fds[0];
 }
 
@@ -344,23 +395,40 @@ static void read_helper_output(int timeout_ms)
  * usually a few milliseconds. */
 static void stop_helper(void)
 {
-	int status;
+	char line[ZS_ERRLEN];
 
-	if (step.helper <= 0)
+	if (!step.helper_running)
 		return;
-	kill(step.helper, SIGTERM);
+	step.helper_running = false;
+	/* A helper that ended by itself may have been reaped by slurmstepd
+	 * already, and its pid reused: it is only ever signalled through its
+	 * pidfd, which says it is gone. */
+	if (zs_child_wait(&step.helper, 0) == 0) {
+		if (step.helper.have_status && WIFEXITED(step.helper.status))
+			snprintf(step.helper_failed, sizeof(step.helper_failed),
+				 "the periodic helper exited early with status %d",
+				 WEXITSTATUS(step.helper.status));
+		else if (step.helper.have_status)
+			snprintf(step.helper_failed, sizeof(step.helper_failed),
+				 "the periodic helper was killed early by signal %d",
+				 WTERMSIG(step.helper.status));
+		else
+			snprintf(step.helper_failed, sizeof(step.helper_failed),
+				 "the periodic helper exited early");
+	} else {
+		zs_child_signal(&step.helper, SIGTERM);
+	}
 	read_helper_output(HELPER_TERM_MS);
-	if (zs_stop(step.helper, 10, HELPER_KILL_MS, &status))
+	if (zs_stop(&step.helper, 10, HELPER_KILL_MS))
 		slurm_error("zonesort: job %u step %u: periodic helper %d did not exit", step.job,
-			    step.step, (int)step.helper);
-	step.helper = -1;
+			    step.step, (int)step.helper.pid);
 	if (step.helper_out >= 0) {
 		close(step.helper_out);
 		step.helper_out = -1;
 	}
 	for (unsigned i = 0; i < step.nhelper_errors; i++)
 		slurm_error("zonesort: job %u step %u: periodic helper: %s", step.job, step.step,
-			    step.helper_errors[i]);
+			    zs_escape(step.helper_errors[i], line, sizeof(line)));
 }
 
 /* The helper stops as soon as the step's last local task exits, so it
@@ -401,5 +469,6 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	struct zs_request r = effective_request();
 
 	log_summary(step_name(name, sizeof(name)), &r);
+	report_step(sp, name, &r);
 	return 0;
 }

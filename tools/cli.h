@@ -12,6 +12,7 @@ int cmd_sort(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_conflicts(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* Parses --cache-size and --ways (either may be NULL: not given) into size
  * and ways (0 = not given), printing a usage error for a bad value: a size

@@ -68,9 +68,10 @@ static void print_json(const char *job, const pid_t *read, size_t nread, const p
 	print_pids(read, nread);
 	printf("],\"exited\":[");
 	print_pids(gone, ngone);
-	printf("],\"present_entries\":%llu,\"pages\":%llu,\"bytes\":%llu,\"uncached_pages\":%llu,"
+	printf("],\"pagemap_entries_read\":%llu,\"unread_pages\":%llu,\"present_entries\":%llu,\"pages\":%llu,\"bytes\":%llu,\"uncached_pages\":%llu,"
 	       "\"conflicting_pages\":%llu,\"excess_pages\":%llu,\"conflict_fraction\":%.6f,"
 	       "\"random_fraction\":%.6f,\"seconds\":%.3f,\"nodes\":[",
+	       (unsigned long long)set->entries_read, (unsigned long long)set->unread_pages,
 	       (unsigned long long)set->present, (unsigned long long)r->pages,
 	       (unsigned long long)(r->pages * (uint64_t)sysconf(_SC_PAGESIZE)),
 	       (unsigned long long)r->uncached, (unsigned long long)r->conflicting,
@@ -254,8 +255,13 @@ int cmd_conflicts(int argc, char **argv)
 			goto fail;
 		}
 	if (job) {
-		if (zs_job_pids(NULL, job, &jobpids, &njob, err))
+		bool cut;
+
+		if (zs_job_pids(NULL, job, &jobpids, &njob, &cut, err))
 			goto fail;
+		if (cut)
+			fprintf(stderr, "zonesort conflicts: warning: 'scontrol listpids %s' printed more than %u MiB; only the %zu processes listed before that are measured\n",
+				job, ZS_LISTPIDS_MAX >> 20, njob);
 		if (!njob) {
 			snprintf(err, sizeof(err), "job %s has no processes on this node (scontrol listpids %s lists none)",
 				 job, job);
@@ -293,6 +299,9 @@ int cmd_conflicts(int argc, char **argv)
 	if (zs_zones_read(NULL, NULL, &zones, &nzones, err) ||
 	    zs_conflicts_measure(&set, zones, nzones, geoms, ngeoms, &report, err))
 		goto fail;
+	if (set.unread_pages)
+		fprintf(stderr, "zonesort conflicts: warning: %llu pages of resident mappings were not read: the budget of %llu pagemap entries per measurement was spent\n",
+			(unsigned long long)set.unread_pages, (unsigned long long)set.budget);
 	if (json)
 		print_json(job, read, nread, gone, ngone, &set, &report, zs_now() - t0);
 	else

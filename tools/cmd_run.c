@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "child.h"
 #include "conflicts.h"
+#include "metrics.h"
 #include "parse.h"
 #include "sorter.h"
 
@@ -56,17 +57,6 @@ static void note_failure(void *ctx, const struct zs_node_result *r)
 
 	if ((r->outcome == ZS_FAILED || r->outcome == ZS_NOSORTER) && rc->nerrors < 4)
 		snprintf(rc->errors[rc->nerrors++], ZS_ERRLEN, "%s", r->msg);
-}
-
-static int open_parent(pid_t parent)
-{
-#ifdef SYS_pidfd_open
-	return (int)syscall(SYS_pidfd_open, parent, 0);
-#else
-	(void)parent;
-	errno = ENOSYS;
-	return -1;
-#endif
 }
 
 /* True while the watched process lives. pidfd polls readable when it exits;
@@ -204,8 +194,8 @@ int cmd_run(int argc, char **argv)
 		case 'h':
 			printf("usage: zonesort run --every SECONDS [--parent PID] [--count N] [--sample PID] [key=value ...]\n"
 			       "Sorts the target nodes every SECONDS (1-86400), first after one period,\n"
-			       "until SIGTERM, until process PID exits, or after N rounds. A round is\n"
-			       "skipped for a node sorted less than half a period ago by anyone.\n"
+			       "until SIGTERM, until process PID exits, or after N rounds. A node sorted\n"
+			       "by anyone less than max(min_period, SECONDS/2) ago is skipped.\n"
 			       "Prints the running totals after each round:\n"
 			       "  rounds=R sorted=S recent=R busy=B failed=F seconds=T\n"
 			       "With --sample PID, also measures after each round the cache-slot\n"
@@ -223,7 +213,7 @@ int cmd_run(int argc, char **argv)
 	if (cli_policy(&policy, argc - optind, argv + optind))
 		return ZS_EXIT_USAGE;
 	if (parent) {
-		pidfd = open_parent((pid_t)parent);
+		pidfd = zs_pidfd_open((pid_t)parent);
 		if (pidfd < 0 && errno == ESRCH)
 			return ZS_EXIT_OK;
 	}
@@ -258,7 +248,10 @@ int cmd_run(int argc, char **argv)
 			sm.off = false;
 		}
 	}
-	unsigned min_interval = (unsigned)every / 2;
+	/* min_period is the least time between two sorts of a node by any
+	 * writer; another helper's or step's sort within half our period also
+	 * makes ours redundant. */
+	unsigned min_interval = zs_helper_min_interval(policy.min_period, (unsigned)every);
 	double next = zs_now() + (double)every;
 
 	for (;;) {
@@ -267,7 +260,23 @@ int cmd_run(int argc, char **argv)
 		wait_until(next, (pid_t)parent, pidfd, &unblocked);
 		if (stop_requested || !parent_alive((pid_t)parent, pidfd))
 			break;
+		long long before = zs_sorter_last_start(s);
+		struct zs_tally tally_before = tally;
+
 		zs_sorter_sort(s, min_interval, &tally, note_failure, &ctx);
+		if (zs_metrics_sorts(&policy, NULL, zs_sorter_kind_name(zs_sorter_backend(s)),
+				     &tally_before, &tally, err) && ctx.nerrors < 4)
+			snprintf(ctx.errors[ctx.nerrors++], ZS_ERRLEN, "%s", err);
+		/* Our next sort is due a full period after this one began, so it
+		 * is never refused as too recent by our own stamp however late
+		 * this round started (every >= min_interval). */
+		if (zs_sorter_last_start(s) != before) {
+			long long since = zs_boottime_ns() - zs_sorter_last_start(s);
+
+			/* The clock read last makes next fall a little after the
+			 * sort's start, never before; 1 ms more for rounding. */
+			next = zs_now() - (double)since / 1e9 + 0.001;
+		}
 		for (unsigned i = 0; i < ctx.nerrors; i++) {
 			snprintf(line, sizeof(line), "error: %s\n", ctx.errors[i]);
 			emit(line, false);
@@ -281,6 +290,10 @@ int cmd_run(int argc, char **argv)
 				emit(line, false);
 				sm.off = true;
 			} else if (got == 0) {
+				if (zs_metrics_sample(&policy, NULL, &sm.last, err)) {
+					snprintf(line, sizeof(line), "error: %s\n", err);
+					emit(line, false);
+				}
 				zs_sample_format(&sm.last, line, sizeof(line) - 1);
 				strcat(line, "\n");
 				emit(line, false);

@@ -8,6 +8,7 @@
 #include "conflicts.h"
 #include "kpageflags.h"
 #include "memcache.h"
+#include "metrics.h"
 #include "nodeset.h"
 #include "parse.h"
 #include "sorter.h"
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define HIST_BINS 32
@@ -324,6 +326,73 @@ static void print_json(const struct zs_sorter *s, const struct zs_memcache *mc, 
 	printf("]}\n");
 }
 
+static void prom_numa_line(FILE *f, const char *name, const char *node, int numa, const char *extra,
+			   double v)
+{
+	fprintf(f, "%s{node=", name);
+	zs_prom_label(f, node);
+	fprintf(f, ",numa_node=\"%d\"%s} %.15g\n", numa, extra, v);
+}
+
+/* The node's state for node_exporter's textfile collector: what the sorter
+ * can do and how the free memory would collide, per NUMA node. */
+static int write_prometheus(const char *dir, const struct zs_policy *p, const struct zs_sorter *s,
+			    const struct node_state *ns, int nn, char *err)
+{
+	char node[128], backend[64];
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct timespec now;
+	int rc;
+
+	if (!f)
+		return zs_fail(err, "out of memory");
+	zs_metrics_node(p, node, sizeof(node));
+	snprintf(backend, sizeof(backend), ",backend=\"%s\"", zs_sorter_kind_name(zs_sorter_backend(s)));
+	zs_prom_family(f, "zonesort_sorter_usable", "gauge",
+		       "1 when the sorter zonesort would use can sort this NUMA node now (zonesort status), else 0.");
+	for (int i = 0; i < nn; i++)
+		prom_numa_line(f, "zonesort_sorter_usable", node, ns[i].node, backend, ns[i].works);
+	zs_prom_family(f, "zonesort_memory_side_cache_bytes", "gauge",
+		       "Size of the memory-side cache in front of this NUMA node, in bytes.");
+	for (int i = 0; i < nn; i++)
+		if (ns[i].cache)
+			prom_numa_line(f, "zonesort_memory_side_cache_bytes", node, ns[i].node, "",
+				       (double)ns[i].cache->size);
+	const char *const families[][2] = {
+		{ "zonesort_free_buddy_bytes", "Free memory of this NUMA node in the buddy allocator's lists, in bytes (from /proc/kpageflags)." },
+		{ "zonesort_free_conflict_potential_ratio", "Expected fraction (0-1) of the next allocation (zonesort_free_conflict_allocation_bytes) that would share a memory-side cache slot beyond its ways, handed out from today's free lists." },
+		{ "zonesort_free_conflict_random_ratio", "The same fraction (0-1) for random placement of as many pages, for comparison." },
+		{ "zonesort_free_conflict_allocation_bytes", "Size of the allocation the conflict potential models, in bytes (--fraction of the cache)." },
+	};
+	for (unsigned k = 0; k < sizeof(families) / sizeof(families[0]); k++) {
+		zs_prom_family(f, families[k][0], "gauge", families[k][1]);
+		for (int i = 0; i < nn; i++) {
+			const struct free_slots *fs = &ns[i].fs;
+			double page = (double)fs->geom.g.page_size;
+			double v[] = { (double)fs->fm.free_pages * page, fs->pot.fraction,
+				       fs->pot.random_fraction, (double)fs->pot.requested * page };
+
+			if (fs->shown && !fs->error[0])
+				prom_numa_line(f, families[k][0], node, ns[i].node, "", v[k]);
+		}
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	zs_prom_family(f, "zonesort_status_timestamp_seconds", "gauge",
+		       "When zonesort status wrote these figures, in seconds since the epoch.");
+	fprintf(f, "zonesort_status_timestamp_seconds{node=");
+	zs_prom_label(f, node);
+	fprintf(f, "} %.3f\n", (double)now.tv_sec + now.tv_nsec / 1e9);
+	if (fclose(f)) {
+		free(text);
+		return zs_fail(err, "out of memory");
+	}
+	rc = zs_prom_publish(dir, "zonesort-status.prom", text, len, err);
+	free(text);
+	return rc;
+}
+
 int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -332,11 +401,12 @@ int cmd_status(int argc, char **argv)
 		{ "ways", required_argument, NULL, 'w' },
 		{ "fraction", required_argument, NULL, 'f' },
 		{ "histogram", no_argument, NULL, 'H' },
+		{ "prometheus", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool json = false, histogram = false;
-	const char *size_arg = NULL, *ways_arg = NULL;
+	const char *size_arg = NULL, *ways_arg = NULL, *prom_dir = NULL;
 	char err[ZS_ERRLEN];
 	struct zs_policy policy;
 	struct zs_sorter *s;
@@ -347,7 +417,7 @@ int cmd_status(int argc, char **argv)
 	int nmc, c, nn = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jc:w:f:Hh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jc:w:f:HP:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
@@ -365,8 +435,13 @@ int cmd_status(int argc, char **argv)
 		case 'H':
 			histogram = true;
 			break;
+		case 'P':
+			if (optarg[0] != '/')
+				return cli_usage_error("status", "--prometheus %s: expected the absolute path of node_exporter's textfile directory", optarg);
+			prom_dir = optarg;
+			break;
 		case 'h':
-			printf("usage: zonesort status [--json] [--cache-size SIZE --ways N] [--fraction F] [--histogram] [key=value ...]\n"
+			printf("usage: zonesort status [--json] [--cache-size SIZE --ways N] [--fraction F] [--histogram] [--prometheus DIR] [key=value ...]\n"
 			       "Shows the memory-side caches hwloc finds (or --cache-size/--ways, or\n"
 			       "cache_size=/ways=, assume), the sorter that would be used, the target\n"
 			       "nodes, and for each NUMA node its memory and whether the sorter can sort it.\n"
@@ -377,7 +452,9 @@ int cmd_status(int argc, char **argv)
 			       "50%%; 0.5 or 50%%) that would share a slot beyond its ways, handing out free\n"
 			       "blocks as the buddy allocator does (smallest order first, blocks of one\n"
 			       "order in random order), against random placement.\n"
-			       "--histogram adds the free pages per slot in %d bins of adjacent slots.\n",
+			       "--histogram adds the free pages per slot in %d bins of adjacent slots.\n"
+			       "--prometheus DIR also writes these figures per NUMA node to\n"
+			       "DIR/zonesort-status.prom for node_exporter's textfile collector.\n",
 			       HIST_BINS);
 			return ZS_EXIT_OK;
 		default:
@@ -444,6 +521,12 @@ int cmd_status(int argc, char **argv)
 		print_json(s, mc, nmc, ns, nn, zones, histogram);
 	else
 		print_human(s, mc, nmc, ns, nn, zones, histogram);
+	int rc = ZS_EXIT_OK;
+
+	if (prom_dir && write_prometheus(prom_dir, &policy, s, ns, nn, err)) {
+		fprintf(stderr, "zonesort status: %s\n", err);
+		rc = ZS_EXIT_FAIL;
+	}
 	for (int i = 0; i < nn; i++)
 		zs_freemem_free(&ns[i].fs.fm);
 	if (targets)
@@ -453,5 +536,5 @@ int cmd_status(int argc, char **argv)
 	free(zones);
 	free(mc);
 	zs_sorter_close(s);
-	return ZS_EXIT_OK;
+	return rc;
 }

@@ -18,6 +18,7 @@ static const struct {
 	{ "run", cmd_run, "sort every N seconds until stopped (the plugin's periodic helper)" },
 	{ "status", cmd_status, "show memory-side caches, the sorter, target nodes and free-memory slot balance" },
 	{ "conflicts", cmd_conflicts, "cache-slot collisions of processes or of a Slurm job on this node" },
+	{ "report", cmd_report, "what zonesort did for your job on this node (any user, own jobs only)" },
 };
 
 static void usage(FILE *f)
@@ -67,7 +68,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "zonesort: unknown command '%s'; expected one of: sort, run, status, conflicts\n",
+	fprintf(stderr, "zonesort: unknown command '%s'; expected one of: sort, run, status, conflicts, report\n",
 		argv[1]);
 	return ZS_EXIT_USAGE;
 }

@@ -1,6 +1,7 @@
 #!/bin/bash
 # A job of an unprivileged user gets its sorts (the plugin acts as root in
-# the prolog and slurmstepd) and cannot change what root runs.
+# the prolog and slurmstepd) and cannot change what root runs. Runs on
+# $ZS_NODES nodes (4N-05-unprivileged.t: four).
 set -u
 source "$(dirname "$0")/../lib/tap.sh"
 source "$(dirname "$0")/../lib/env.sh"
@@ -26,19 +27,21 @@ as_nobody() {
 }
 
 sortcount_reset
-out=$(as_nobody srun --zonesort=1 sh -c 'id -un; echo $SLURM_JOB_ID; sleep 2.5' 2>&1)
-user=$(printf '%s\n' "$out" | sed -n 1p)
-JOB=$(printf '%s\n' "$out" | sed -n 2p)
-is "$user" nobody "the job ran as nobody"
+out=$(as_nobody srun -N "$ZS_NODES" --zonesort=1 sh -c 'echo "$(id -un) $SLURM_JOB_ID"; sleep 2.5' 2>&1)
+is "$(printf '%s\n' "$out" | awk '{ print $1 }' | sort | uniq -c | awk '{ print $1, $2 }')" "$ZS_NODES nobody" \
+	"the job ran as nobody on every node"
+JOB=$(printf '%s\n' "$out" | awk '{ print $2 }' | sort -u | head -1)
 cluster_wait_job_gone "$JOB" 30
-sorts=$(sortcount)
-num_ok "nobody's job was sorted in the prolog and periodically (got $sorts)" "$sorts >= 2"
-like "$(summary "$JOB" prolog)" 'zonesort=every 1 s, 1 sort' "prolog sorted as root"
-like "$(summary "$JOB" 'step 0')" 'zonesort=every 1 s, [1-3] sorts' "periodic sorts ran"
+for node in "${ZS_NODE_NAMES[@]}"; do
+	sorts=$(sortcount_node "$node")
+	num_ok "$node: nobody's job was sorted in the prolog and periodically (got $sorts)" "$sorts >= 2"
+done
+summaries_like "$JOB" prolog 'zonesort=every 1 s, 1 sort' "prolog sorted as root"
+summaries_like "$JOB" 'step 0' 'zonesort=every 1 s, [1-3] sorts' "periodic sorts ran"
 ok "the user's helper was never run" test ! -e "$evil/pwned"
 
 # Forged option values in the environment are validated like the option.
-out=$(as_nobody env SLURM_SPANK__SLURM_SPANK_OPTION_zonesort_zonesort="1 helper=$evil/zonesort" srun true 2>&1); rc=$?
+out=$(as_nobody env SLURM_SPANK__SLURM_SPANK_OPTION_zonesort_zonesort="1 helper=$evil/zonesort" srun -N "$ZS_NODES" true 2>&1); rc=$?
 cmp_ok "$rc" -ne 0 "a forged option value in the environment is refused"
 like "$out" "invalid --zonesort value" "with the usual message"
 ok "the user's helper was still never run" test ! -e "$evil/pwned"

@@ -2,6 +2,8 @@
 # A node without a sorter, or a sorter that fails, never harms a job: the
 # job runs normally and one log line says what happened. (EBUSY and EINVAL
 # from the real kernel module are tested in the QEMU suite, tests/kmod.)
+# Runs on $ZS_NODES nodes (4N-06-no-sorter.t: four); the interfaces are
+# per node, under each node's own /run.
 set -u
 source "$(dirname "$0")/../lib/tap.sh"
 source "$(dirname "$0")/../lib/env.sh"
@@ -12,35 +14,46 @@ need_file "$ZS_PLUGIN" "SPANK plugin"
 need_file "$ZS_ZONESORT" "zonesort command"
 
 work=$(mktemp -d /tmp/zs-t06.XXXXXX)
-mkdir -p "$work/empty" "$work/state" "$work/broken"
-nosorter="sorter=auto sysfs=$work/empty node_sysfs=$work/empty statedir=$work/state min_period=1 helper=$ZS_ZONESORT"
+R=/run/${work##*/}
+nosorter="sorter=auto sysfs=$R/empty node_sysfs=$R/empty statedir=$R/state min_period=1 helper=$ZS_ZONESORT"
 ZS_PLUGSTACK_ARGS="$nosorter" cluster_start_or_bail
 trap 'cluster_stop; rm -rf "$work"' EXIT
+for node in "${ZS_NODE_NAMES[@]}"; do
+	d=$(cluster_node_run "$node")${R#/run}
+	mkdir -p "$d/empty" "$d/state" "$d/broken"
+	ln -s /dev/full "$d/broken/nodeid"
+done
 
-out=$(srun --zonesort=1 sh -c 'echo $SLURM_JOB_ID; echo output; sleep 1.5; exit 3' 2>&1); rc=$?
+# logs_like JOB REGEX DESCRIPTION: every node's slurmd log has a line
+# about JOB matching REGEX.
+logs_like() {
+	local node missing=
+	for node in "${ZS_NODE_NAMES[@]}"; do
+		grep "zonesort: job $1" "$(cluster_slurmd_log "$node")" | grep -Eq -- "$2" || missing="$missing $node"
+	done
+	is "$missing" "" "$3 (on each of $ZS_NODES node(s))"
+}
+
+out=$(srun -N "$ZS_NODES" --zonesort=1 sh -c 'echo $SLURM_JOB_ID; echo output; sleep 1.5; exit 3' 2>&1); rc=$?
 JOB=$(printf '%s\n' "$out" | head -1)
 is "$rc" 3 "without a sorter the job runs and keeps its own exit status"
-like "$out" 'output' "and its output"
+is "$(printf '%s\n' "$out" | grep -c '^output$')" "$ZS_NODES" "and its output, from every node"
 unlike "$out" 'zonesort' "the user sees no zonesort noise"
 cluster_wait_job_gone "$JOB" 30
-like "$(summary "$JOB" 'step 0')" "zonesort=every 1 s, sorting unavailable: no kernel zonesort interface \($work/empty/nodeid\); no compaction interface \($work/empty/node0/compact\)" \
+summaries_like "$JOB" 'step 0' "zonesort=every 1 s, sorting unavailable: no kernel zonesort interface \($R/empty/nodeid\); no compaction interface \($R/empty/node0/compact\)" \
 	"one clear line says sorting is unavailable and why"
-is "$(grep -c "zonesort: job $JOB step 0" "$ZS_CLUSTER/log/slurmd.log")" 1 "exactly one line for the step"
-is "$(pgrep -f "statedir=$work/state" | wc -l)" 0 "no periodic helper was started without a sorter"
+is "$(pgrep -f "statedir=$R/state" | wc -l)" 0 "no periodic helper was started without a sorter"
 
 # A kernel interface whose writes fail (ENOSPC from /dev/full).
-ln -s /dev/full "$work/broken/nodeid"
-cluster_plugstack "sorter=kernel sysfs=$work/broken statedir=$work/state nodes=0 min_period=1 helper=$ZS_ZONESORT"
-rm -f "$work"/state/node*.last
-out=$(srun --zonesort=1 sh -c 'echo $SLURM_JOB_ID; sleep 2.5; echo done' 2>&1); rc=$?
+cluster_plugstack "sorter=kernel sysfs=$R/broken statedir=$R/state nodes=0 min_period=1 helper=$ZS_ZONESORT"
+out=$(srun -N "$ZS_NODES" --zonesort=1 sh -c 'echo $SLURM_JOB_ID; sleep 2.5; echo done' 2>&1); rc=$?
 JOB=$(printf '%s\n' "$out" | head -1)
 is "$rc" 0 "a failing sorter does not fail the job"
-like "$out" 'done' "the job ran to its end"
+is "$(printf '%s\n' "$out" | grep -c '^done$')" "$ZS_NODES" "the job ran to its end on every node"
 cluster_wait_job_gone "$JOB" 30
-like "$(grep "zonesort: job $JOB: node 0 failed" "$ZS_CLUSTER/log/slurmd.log" | head -1)" \
-	"$work/broken/nodeid: write of node 0 failed: No space left on device" "the failure is logged with the file and errno"
-like "$(summary "$JOB" 'step 0')" 'zonesort=every 1 s, 0 sorts, 0 skipped \(recent\), 0 busy, [1-9][0-9]* failed' \
+logs_like "$JOB" ": node 0 failed.*$R/broken/nodeid: write of node 0 failed: No space left on device" \
+	"the failure is logged with the file and errno"
+summaries_like "$JOB" 'step 0' 'zonesort=every 1 s, 0 sorts, 0 skipped \(recent\), 0 busy, [1-9][0-9]* failed' \
 	"the summary counts the failed attempts"
-like "$(grep "zonesort: job $JOB step 0: periodic helper: error:" "$ZS_CLUSTER/log/slurmd.log" | head -1)" 'No space left' \
-	"the periodic helper's failures reach the log"
+logs_like "$JOB" "step 0: periodic helper: error:.*No space left" "the periodic helper's failures reach the log"
 done_testing

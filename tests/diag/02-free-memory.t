@@ -145,7 +145,8 @@ like "$human" "node 0: [0-9.]+ GiB memory, [0-9.]+ GiB free, cache none, " "the 
 unlike "$human" "free memory over cache slots" "no slot section without a cache"
 
 # --- not root --------------------------------------------------------------------------------
-mkdir -m 777 "$T/nobody"
+# A state directory nobody may trust: its own (one others can write is refused).
+mkdir -m 755 "$T/nobody" && chown nobody "$T/nobody"
 o=$(runuser -u nobody -- "$Z" status --cache-size 64M --ways 1 --json "statedir=$T/nobody" 2>&1)
 like "$(jq -r '.nodes[0].free_slots.error' <<< "$o")" "kpageflags.*root is needed" \
 	"as nobody: free_slots says root is needed to read page flags"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Bad input to zonesort conflicts and status: unknown and vanishing
 # processes, a caller who is not root, cache sizes that are zero or not a
-# power of two, zero ways, a machine without a known cache. Every error
+# whole number of pages, zero ways, a machine without a known cache. Every error
 # starts with the program name and names the bad value; nothing crashes.
 set -u
 source "$(dirname "$0")/../lib/tap.sh"
@@ -87,15 +87,15 @@ like "$ERR" "^zonesort conflicts: root is needed: /proc/PID/pagemap shows page f
 	"and says root is needed, and why"
 
 # --- cache sizes and ways ----------------------------------------------------------------
-for bad in 0 0B 3M 48MiB 100; do
+for bad in 0 0B 100 12345 4097; do
 	run "$Z" conflicts $$ --cache-size "$bad" --ways 1 "$ST"
 	is "$RC" 2 "--cache-size $bad: usage error"
 	like "$ERR" "^zonesort conflicts: --cache-size .*'$bad'" "--cache-size $bad: the error names the value"
 done
-like "$(run "$Z" conflicts $$ --cache-size 3M --ways 1 "$ST"; echo "$ERR")" "not a power of two" \
-	"a size that is not a power of two is called that"
-like "$(run "$Z" conflicts $$ --cache-size 0 --ways 1 "$ST"; echo "$ERR")" "must be a power of two" \
-	"a zero size says a power of two is needed"
+like "$(run "$Z" conflicts $$ --cache-size 12345 --ways 1 "$ST"; echo "$ERR")" "not a whole number of 4096-byte pages" \
+	"a size that is not a whole number of pages is called that"
+like "$(run "$Z" conflicts $$ --cache-size 0 --ways 1 "$ST"; echo "$ERR")" "must be a positive multiple of the page size" \
+	"a zero size says what is accepted"
 run "$Z" conflicts $$ --cache-size lots --ways 1 "$ST"
 is "$RC" 2 "--cache-size lots: usage error"
 like "$ERR" "lots" "and names the value"
@@ -107,9 +107,9 @@ done
 run "$Z" conflicts $$ --cache-size 64M --ways 3 "$ST"
 is "$RC" 2 "--ways 3 with 64 MiB: usage error (no whole page slots)"
 like "$ERR" "--ways 3" "and names the ways"
-run "$Z" conflicts $$ "$ST" cache_size=3M ways=1
-is "$RC" 2 "cache_size=3M as a policy word: usage error"
-like "$ERR" "cache_size=3M" "and names the word"
+run "$Z" conflicts $$ "$ST" cache_size=12345 ways=1
+is "$RC" 2 "cache_size=12345 as a policy word: usage error"
+like "$ERR" "cache_size=12345" "and names the word"
 
 for opt in "--cache-size 0" "--ways 0" "--fraction 0" "--fraction 150%x" "--fraction 17"; do
 	run "$Z" status $opt "$ST"

@@ -1,10 +1,11 @@
 #!/bin/bash
-# zonesort.ko on Debian's 6.1 kernel in QEMU (TCG) with a 256 MiB
+# zonesort.ko on Debian's 6.1 kernel in QEMU (TCG), 1 GiB with a 256 MiB
 # direct-mapped memory-side cache described by ACPI HMAT: the guest sees
-# the cache, the zonesort command finds it and loads the module, sorting
-# removes cache-slot collisions of fresh allocations (measured through
-# /proc/self/pagemap), bad input is refused, the interval timer works, and
-# a minute of sorting under allocation stress leaves the kernel clean.
+# the cache, the zonesort command finds it and loads the module, sorted
+# allocations come within a point of what any order of the free lists
+# allows (an independent bound), bad input is refused, the interval timer
+# works, and sorting under stress (hogs, reads, memory hotplug,
+# compaction) leaves the kernel clean. See vm-main.sh.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/env.sh"
 . "$(dirname "$0")/vm.sh"

@@ -1,33 +1,14 @@
 # Runs inside the QEMU guest (busybox sh) as /test.sh: the main kmod
-# scenario. Everything it finds is printed as serial-console markers:
-#   ZSTEST key=value ...           values the host test asserts on
-#   ZSTEST_BEGIN tag / ZSTEST_DONE tag   output of a command, then "rc=N"
-# Knobs (environment of /init, defaults below): ZS_STRESS_S stress seconds.
+# scenario, on a guest whose firmware (ACPI HMAT) describes a direct-mapped
+# memory-side cache in front of node 0. Markers: see guest-lib.sh.
+# Knobs (kernel command line, reach /init's environment):
+#   ZS_STRESS_S   seconds of stress (sorts, reads, hogs, hotplug, compaction)
+#   ZS_ROUNDS     aging rounds to run: a list of churn, frag, holes
+. /guest-lib.sh
 
-STRESS_S=${ZS_STRESS_S:-60}
+STRESS_S=${ZS_STRESS_S:-25}
+ROUNDS=${ZS_ROUNDS:-churn frag holes}
 C=/sys/devices/system/node/node0/memory_side_cache/index1
-Z=/sys/kernel/zone_sort_free_pages
-
-M() { echo "ZSTEST $*"; }
-cap() {
-	tag=$1
-	shift
-	echo "ZSTEST_BEGIN $tag"
-	"$@" 2>&1
-	echo "rc=$?"
-	echo "ZSTEST_DONE $tag"
-}
-stat() { grep "^$1=" $Z/stats | cut -d= -f2; }
-# est FIELD: a field of the module's conflicts line for node 0.
-est() { tr ' ' '\n' < $Z/conflicts | grep "^$1=" | cut -d= -f2; }
-measure() { zstest measure "$1" "$SLOTS" | cut -d' ' -f1; }
-# sorted_measure BYTES: sorts node 0 and allocates in the same process, so
-# that no page freed by another process lands in front of the sorted lists.
-sorted_measure() { zstest measure "$1" "$SLOTS" 1 $Z/nodeid | cut -d' ' -f1; }
-sort0() {
-	r=$(zstest write $Z/nodeid 0)
-	[ "$r" = ok ] || M "sort_error=$r"
-}
 
 if [ ! -r $C/size ]; then
 	M hmat_size=none
@@ -37,119 +18,162 @@ SIZE=$(cat $C/size)
 SLOTS=$((SIZE / 4096))
 HALF=$((SIZE / 2))
 M hmat_size=$SIZE hmat_indexing=$(cat $C/indexing) hmat_line=$(cat $C/line_size) \
-	shuffle=$(cat /sys/module/page_alloc/parameters/shuffle 2>/dev/null || echo unknown)
+	shuffle=$(cat /sys/module/page_alloc/parameters/shuffle 2> /dev/null || echo unknown)
 M mem_free_kb=$(awk '/^MemFree/ { print $2 }' /proc/meminfo)
+mount -t debugfs debugfs /sys/kernel/debug
+# Huge pages only where asked for, and only from free blocks: a huge-page
+# fault must not compact memory while an allocation is being measured.
+echo madvise > /sys/kernel/mm/transparent_hugepage/enabled
+echo never > /sys/kernel/mm/transparent_hugepage/defrag
 
-# Per-CPU page lists are handed out before any free list and cannot be
-# sorted; by default they may hold tens of MiB here. Keep them small, as
-# a site with a small memory-side cache would (see bench/REPORT-kmod.md).
-echo 1000000 > /proc/sys/vm/percpu_pagelist_high_fraction
-M pcp_high=$(awk '/^ *high:/ { print $2; exit }' /proc/zoneinfo)
-
-M fresh_half=$(measure $HALF)
+step fresh 120 zstest measure $HALF $SLOTS 1 --cpu 0
+M fresh_half=$(kv fresh conflict)
 
 # The project's command: hwloc must see the HMAT cache; loading the module
 # through modprobe must pass it the cache geometry.
-cap status zonesort status
-cap sort_load zonesort sort modprobe=zonesort
-M param_cache_size=$(cat /sys/module/zonesort/parameters/cache_size) \
-	param_ways=$(cat /sys/module/zonesort/parameters/ways)
-cap stats0 cat $Z/stats
+step status 60 zonesort status
+cap status status
+step sort_load 60 zonesort sort modprobe=zonesort
+cap sort_load sort_load
+M param_cache_size=$(cat $P/cache_size) param_ways=$(cat $P/ways)
+step stats0 10 cat $Z/stats
+cap stats0 stats0
+
+# For the measurements, small per-CPU lists, as a site with a small
+# memory-side cache would set them (see bench/REPORT-kmod.md).
+echo 1000000 > /proc/sys/vm/percpu_pagelist_high_fraction
+M pcp_high=$(awk '/^ *high:/ { print $2; exit }' /proc/zoneinfo)
 M time_ns=$(stat sort_ns_last) free_pages=$(stat last_free_pages) hold_ns=$(stat lock_hold_ns_last)
 
-# round NAME MIB ROUNDS KEEP_PERMILLE: ages the lists, then measures fresh
-# allocations of half and all of the cache before and after a sort.
+# round NAME MIB ROUNDS KEEP_PERMILLE: ages the lists (zstest age keeps
+# the kept pages while the round runs), then measures fresh allocations
+# of half and all of the cache, base pages and huge pages, unsorted and
+# sorted (each sorted one sorts in its own process right before).
 round() {
 	name=$1
-	out=$(zstest age "$2" "$3" "$4")
-	holder=$(echo "$out" | sed -n 's/.*holder=\([0-9]*\).*/\1/p')
-	eb=$(est half_ppm)
-	ebf=$(est full_ppm)
-	bh=$(measure $HALF)
-	bf=$(measure $SIZE)
-	ah=$(sorted_measure $HALF)
-	ea=$(stat last_conflict_ppm_after)
-	fl=$(stat last_conflict_ppm_floor)
-	pcp=$(stat last_pcp_pages)
-	cap free_$name sed -n '/^Free pages count/,/^$/p' /proc/pagetypeinfo
-	af=$(sorted_measure $SIZE)
-	M ${name}_before_half=$bh ${name}_after_half=$ah ${name}_before_full=$bf \
-		${name}_after_full=$af
-	M ${name}_est_before_half_ppm=$eb ${name}_est_after_half_ppm=$ea \
-		${name}_est_before_full_ppm=$ebf ${name}_floor_half_ppm=$fl
-	M ${name}_time_ns=$(stat sort_ns_last) ${name}_free_pages=$(stat last_free_pages) \
-		${name}_hold_ns=$(stat lock_hold_ns_last) ${name}_moved=$(stat blocks_moved) \
-		${name}_pcp_pages=$pcp
-	[ -n "$holder" ] && kill "$holder"
+	bg age_$name 900 zstest age "$2" "$3" "$4" /tmp/aged_$name
+	holder=$BG
+	ready age_$name /tmp/aged_$name $holder 400 || { stop $holder; return; }
+	M ${name}_kept_pages=$(tr ' ' '\n' < /tmp/aged_$name | sed -n 's/^kept_pages=//p')
+	measure ${name}_u4k $HALF $SLOTS 1 --conflicts $Z/conflicts
+	measure ${name}_ufull $SIZE $SLOTS 1
+	measure ${name}_uthp $HALF $SLOTS 1 --thp
+	measure ${name}_s4k $HALF $SLOTS 1 --sort $Z/nodeid
+	M ${name}_est_after_half_ppm=$(stat last_conflict_ppm_after) ${name}_time_ns=$(stat sort_ns_last) \
+		${name}_free_pages=$(stat last_free_pages) ${name}_hold_ns=$(stat lock_hold_ns_last) \
+		${name}_pcp_pages=$(stat last_pcp_pages) ${name}_walks_cut=$(stat walks_cut)
+	measure ${name}_sfull $SIZE $SLOTS 1 --sort $Z/nodeid
+	measure ${name}_sthp $HALF $SLOTS 1 --thp --sort $Z/nodeid
+	stop $holder
 	sleep 1
 }
-# Jobs that come and go: memory freed in random order, no pages left behind.
-round churn1 600 2 0
-round churn2 600 2 0
-# Long-lived pages scattered over memory (2 per mille of the pages touched).
-round frag 600 2 2
+for r in $ROUNDS; do
+	case $r in
+	# Jobs that come and go: memory freed in random order, nothing kept.
+	churn) round churn 600 2 0 ;;
+	# A few long-lived pages (2 per mille of those touched) scattered.
+	frag) round frag 400 2 2 ;;
+	# Many (1 per cent): free memory is no longer mostly 4 MiB blocks.
+	holes) round holes 600 2 10 ;;
+	esac
+done
+
+# Per-CPU lists can hold thousands of pages (here with the largest size
+# the kernel allows): free 128 MiB so that a list is long, then sort. Each
+# lock hold covers at most lock_batch entries.
+echo 8 > /proc/sys/vm/percpu_pagelist_high_fraction
+step pcp_fill 120 taskset 1 zstest burst 16777216
+M pcp_count_max=$(awk '/^Node 0, zone/ { z = $4 } z == "DMA32" && /count:/ && $2 > m { m = $2 }
+	END { print m + 0 }' /proc/zoneinfo)
+step pcp_sort 60 zstest write $Z/nodeid 0
+M pcp_sort=$(out pcp_sort) pcp_hold_entries_max=$(stat pcp_hold_entries_max) \
+	lock_batch=$(stat lock_batch) last_pcp_pages=$(stat last_pcp_pages)
+
+# A conflicts read only delays a sort, never fails it.
+bg reads 60 zstest readloop $Z/conflicts 10
+rpid=$BG
+sleep 1
+step sorts_during_reads 60 zstest writes $Z/nodeid 0 40
+wait $rpid
+echo "ZSTEST_STEP reads rc=$?"
+M sorts_during_reads="$(out sorts_during_reads | tr ' ' ',')" reads="$(out reads | tr ' ' ',')"
 
 # Errors: a node that does not exist, through the file and the command.
-M nodeid_5=$(zstest write $Z/nodeid 5)
-cap sort_node5 zonesort sort --nodes 5
-cap sort_node5_policy zonesort sort nodes=5
+step nodeid_5 10 zstest write $Z/nodeid 5
+M nodeid_5=$(out nodeid_5)
+refuse sort_node5 30 zonesort sort --nodes 5
+cap sort_node5 sort_node5
 
 # Input validation of the module's files and parameters.
+# val FILE VALUE [LABEL]: one write; "ZSTEST_VAL file 'LABEL' result".
+val() {
+	step val 10 zstest write "$1" "$2"
+	echo "ZSTEST_VAL $(basename "$1") '${3-$2}' $(out val)"
+}
 for v in abc -1 99999999999999999999 "" "0x0" "1.5" "0 0" "+" 4294967296; do
-	echo "ZSTEST_VAL nodeid '$v' $(zstest write $Z/nodeid "$v")"
+	val $Z/nodeid "$v"
 done
-echo "ZSTEST_VAL nodeid '0\\n' $(zstest write $Z/nodeid "0
-")"
-for v in abc -5 86401 4294967296 99999999999999999999 "1 2" ""; do
-	echo "ZSTEST_VAL sort_interval '$v' $(zstest write $Z/sort_interval "$v")"
+val $Z/nodeid "0
+" '0\n'
+val $Z/sort_interval "7 sec
+" '7 sec\n'
+val $Z/sort_interval 0
+for v in abc -5 86401 4294967296 99999999999999999999 "1 2" "" "5 secs" "5sec" " 5"; do
+	val $Z/sort_interval "$v"
 done
-P=/sys/module/zonesort/parameters
-for v in 12345 1000 0x3000 abc -4096 "" 18446744073709551616; do
-	echo "ZSTEST_VAL cache_size '$v' $(zstest write $P/cache_size "$v")"
+for v in 12345 1000 abc -4096 "" 18446744073709551616 70368744177665 140737488355328; do
+	val $P/cache_size "$v"
 done
 for v in abc -1 65 3x; do
-	echo "ZSTEST_VAL ways '$v' $(zstest write $P/ways "$v")"
+	val $P/ways "$v"
 done
 M cache_size_after_bad=$(cat $P/cache_size) ways_after_bad=$(cat $P/ways)
-# ways=3 is a valid parameter but gives no power-of-two number of slots.
-zstest write $P/ways 3 > /dev/null
-M nodeid_ways3=$(zstest write $Z/nodeid 0)
-zstest write $P/ways 1 > /dev/null
-M cache_size_set=$(zstest write $P/cache_size $SIZE) nodeid_after_set=$(zstest write $Z/nodeid 0)
+# ways=3: 256 MiB is no whole number of 3-way page-sized slots.
+step ways3 10 zstest write $P/ways 3
+step nodeid_ways3 60 zstest write $Z/nodeid 0
+M ways3=$(out ways3) nodeid_ways3=$(out nodeid_ways3)
+step ways1 10 zstest write $P/ways 1
+step cache_size_set 10 zstest write $P/cache_size $SIZE
+step nodeid_after_set 60 zstest write $Z/nodeid 0
+M nodeid_after_set=$(out nodeid_after_set)
 
-# The interval timer: writes get EBUSY, the command reports busy, the
-# timer sorts on its own.
+# The interval timer, with Intel's "N sec" format: writes get EBUSY, the
+# command reports busy, the timer sorts on its own, on an unbound worker.
 before=$(stat sorts)
-M interval_set=$(zstest write $Z/sort_interval 1)
-M nodeid_timer=$(zstest write $Z/nodeid 0)
-cap sort_timer zonesort sort
+step interval_set 10 zstest write $Z/sort_interval "1 sec"
+M interval_set=$(out interval_set) interval_read="$(cat $Z/sort_interval | tr ' ' '_')"
+step nodeid_timer 10 zstest write $Z/nodeid 0
+M nodeid_timer=$(out nodeid_timer)
+step sort_timer 30 zonesort sort
+cap sort_timer sort_timer
 sleep 4
-M timer_sorts=$(($(stat sorts) - before))
-M interval_off=$(zstest write $Z/sort_interval 0)
-M nodeid_after_timer=$(zstest write $Z/nodeid 0)
+M timer_sorts=$(($(stat sorts) - before)) timer_sorter=$(stat last_sorter)
+step interval_off 10 zstest write $Z/sort_interval 0
+step nodeid_after_timer 60 zstest write $Z/nodeid 0
+M interval_off=$(out interval_off) nodeid_after_timer=$(out nodeid_after_timer) \
+	interval_read_off="$(cat $Z/sort_interval | tr ' ' '_')"
 
-# Stress: sorts in a loop while other processes allocate and free; a
-# stretch with the timer on as well.
-zstest hog "$STRESS_S" 150 1 > /tmp/hog1 &
-h1=$!
-zstest hog "$STRESS_S" 150 2 > /tmp/hog2 &
-h2=$!
+# Stress: sorts in a loop while two processes allocate and free, conflicts
+# is read, memory blocks go offline and online and memory is compacted;
+# the timer on for a stretch as well.
+bg hog1 $((STRESS_S + 60)) zstest hog $STRESS_S 150 1
+h1=$BG
+bg hog2 $((STRESS_S + 60)) zstest hog $STRESS_S 150 2
+h2=$BG
+bg stress_reads $((STRESS_S + 60)) zstest readloop $Z/conflicts $STRESS_S
+h3=$BG
+bg hotplug $((STRESS_S + 90)) sh /guest-lib.sh hotplug $STRESS_S
+h4=$BG
 start=$(date +%s)
-end=$((start + STRESS_S))
 ok=0
 busy=0
 other=0
-i=0
 timer=0
-while [ "$(date +%s)" -lt "$end" ]; do
-	i=$((i + 1))
-	r=$(zstest write $Z/nodeid 0)
-	case $r in
-	ok) ok=$((ok + 1)) ;;
-	EBUSY) busy=$((busy + 1)) ;;
-	*) other=$((other + 1)); M stress_unexpected=$r ;;
-	esac
-	[ $((i % 4)) -eq 0 ] && cat $Z/conflicts > /dev/null 2>&1
+while [ "$(date +%s)" -lt $((start + STRESS_S)) ]; do
+	step stress_sorts 60 zstest writes $Z/nodeid 0 5 || break
+	ok=$((ok + $(kv stress_sorts ok)))
+	busy=$((busy + $(kv stress_sorts EBUSY)))
+	other=$((other + $(kv stress_sorts other)))
 	now=$(date +%s)
 	if [ $timer -eq 0 ] && [ $((now - start)) -ge $((STRESS_S / 2)) ]; then
 		echo 1 > $Z/sort_interval
@@ -159,16 +183,27 @@ while [ "$(date +%s)" -lt "$end" ]; do
 		timer=2
 	fi
 done
-wait $h1 $h2
 echo 0 > $Z/sort_interval
-M stress_ok=$ok stress_busy=$busy stress_other=$other stress_hogs="$(cat /tmp/hog1 /tmp/hog2 | tr ' \n' '_,')"
-cap stats_end cat $Z/stats
-M hold_max_ns=$(stat lock_hold_ns_max)
-M rmmod=$(rmmod zonesort 2>&1 && echo ok)
-M reload=$(insmod /zonesort.ko 2>&1 && echo ok) reload_sort=$(zstest write $Z/nodeid 0)
-M rmmod2=$(rmmod zonesort 2>&1 && echo ok)
+for p in $h1 $h2 $h3 $h4; do
+	wait $p
+	echo "ZSTEST_STEP stress_helper rc=$?"
+done
+offline_now=$(grep -l offline /sys/devices/system/memory/memory*/state | wc -l)
+M stress_ok=$ok stress_busy=$busy stress_other=$other stress_hogs="$(cat $OUT/hog1 $OUT/hog2 | tr ' \n' '_,')"
+M stress_reads="$(out stress_reads | tr ' ' ',')" stress_$(out hotplug | sed 's/ / stress_/g') \
+	blocks_offline_after=$offline_now
+step stats_end 10 cat $Z/stats
+cap stats_end stats_end
+M hold_max_ns=$(stat lock_hold_ns_max) vanished=$(stat blocks_vanished) walks_cut=$(stat walks_cut)
+step rmmod 30 rmmod zonesort
+step reload 30 insmod /zonesort.ko
+step reload_sort 60 zstest write $Z/nodeid 0
+M reload_sort=$(out reload_sort)
+step rmmod2 30 rmmod zonesort
 
 M tainted=$(cat /proc/sys/kernel/tainted)
 # The whole kernel log; the host test looks for warnings in it.
-cap dmesg_all dmesg
+echo ZSTEST_BEGIN dmesg_all
+dmesg
+echo ZSTEST_DONE dmesg_all
 exit 0

@@ -1,9 +1,10 @@
 # Runs inside the QEMU guest (busybox sh) as /test.sh: below the sort's
 # floor. Ages the node with long-lived pages scattered over memory, then
 # measures fresh half-cache allocations (4 KiB pages and transparent huge
-# pages) side by side: unsorted, random placement, sort alone, sort with
+# pages) side by side: unsorted, sort alone, sort with
 # the module's quarantine, compaction then sort, compaction then sort with
-# quarantine. Then checks what the quarantine holds and that it gives it
+# quarantine. Huge-page jobs map their memory with MADV_HUGEPAGE (zstest
+# measure --thp). Then checks what the quarantine holds and that it gives it
 # back: on demand, under memory pressure, on unload.
 #
 # Markers: "ZSTEST key=value ..." values; "ZSTEST_FAIL why" and exit 1 when
@@ -44,23 +45,19 @@ qget() {
 }
 memfree_kb() { awk '/^MemFree:/ { print $2 }' /proc/meminfo; }
 # meas KIND [SORT]: the collision fraction zstest measures for a fresh
-# half-cache allocation; KIND 4k, thp or random; SORT=sort sorts node 0
-# from the allocating process first. The whole output line goes to
-# /tmp/meas.
+# half-cache allocation; KIND 4k or thp; SORT=sort sorts node 0 from the
+# allocating process first. The whole output line goes to /tmp/meas.
 meas() {
-	case $1 in
-	4k) set -- measure $HALF $SLOTS 1 ${2:+$Z/nodeid} ;;
-	thp) set -- measure-thp $HALF $SLOTS ${2:+$Z/nodeid} ;;
-	random) set -- measure-random $HALF $SLOTS $(($(memfree_kb) / 4 * 3 * 1024)) ;;
-	esac
+	_kind=$1
+	set -- measure $HALF $SLOTS 1 ${2:+--sort $Z/nodeid}
+	[ "$_kind" = 4k ] || set -- "$@" --thp
 	zstest "$@" > /tmp/meas 2>&1 || fail "zstest $*: $(cat /tmp/meas)"
-	cut -d' ' -f1 /tmp/meas
+	tr ' ' '\n' < /tmp/meas | sed -n 's/^conflict=//p'
 }
-thp_kb() { tr ' ' '\n' < /tmp/meas | sed -n 's/^anon_huge_kb=//p'; }
-# The module's estimate for the allocation after its last sort, and the
-# floor it computed for any order of the lists, ppm.
+# The fraction of the last measured allocation in huge pages.
+huge() { tr ' ' '\n' < /tmp/meas | sed -n 's/^huge=//p'; }
+# The module's estimate for the allocation after its last sort, ppm.
 est() { grep '^last_conflict_ppm_after=' $Z/stats | cut -d= -f2; }
-floor() { grep '^last_conflict_ppm_floor=' $Z/stats | cut -d= -f2; }
 # Pages in the per-CPU lists now.
 pcp_pages() { awk '$1 == "count:" { s += $2 } END { print s + 0 }' /proc/zoneinfo; }
 
@@ -81,30 +78,39 @@ insmod /zonesort.ko > /tmp/insmod 2>&1 || fail "insmod: $(cat /tmp/insmod)"
 [ -z "${ZS_REMEDY_PERMILLE:-}" ] || put $P/quarantine_permille "$ZS_REMEDY_PERMILLE"
 M limit_pages=$(qget limit_pages) limit_permille=$(qget limit_permille) enabled=$(qget enabled)
 
+# age: zstest age in the background, holding the long-lived pages until
+# killed (holder=pid, kept=pages), its output in a file, never a pipe.
+age() {
+	rm -f /tmp/aged
+	zstest age $AGE /tmp/aged > /tmp/age 2>&1 &
+	holder=$!
+	n=0
+	while [ ! -s /tmp/aged ]; do
+		kill -0 $holder 2> /dev/null || fail "zstest age $AGE: $(cat /tmp/age)"
+		n=$((n + 1))
+		[ $n -lt 3000 ] || fail "zstest age $AGE: not done in 600 s"
+		sleep 0.2
+	done
+	kept=$(sed -n 's/.*kept_pages=\([0-9]*\).*/\1/p' /tmp/aged)
+}
+
 i=0
 while [ $i -lt "$ROUNDS" ]; do
 	i=$((i + 1))
-	# The holder child keeps the long-lived pages and the output file
-	# open: never read zstest age through a pipe.
-	zstest age $AGE > /tmp/age 2>&1 || fail "zstest age $AGE: $(cat /tmp/age)"
-	holder=$(sed -n 's/.*holder=\([0-9]*\).*/\1/p' /tmp/age)
-	kept=$(sed -n 's/.*kept_pages=\([0-9]*\).*/\1/p' /tmp/age)
-	[ -n "$holder" ] && kill -0 "$holder" || fail "no holder of the long-lived pages: $(cat /tmp/age)"
+	age
 	M r${i}_kept_pages=$kept r${i}_memfree_kb=$(memfree_kb)
 
 	put $P/quarantine N
 	put $Q release
 	u4=$(meas 4k) || exit 1
 	ut=$(meas thp) || exit 1
-	utk=$(thp_kb)
-	rn=$(meas random) || exit 1
+	utk=$(huge)
 	s4=$(meas 4k sort) || exit 1
 	sest=$(grep '^last_conflict_ppm_after=' $Z/stats | cut -d= -f2)
-	sfl=$(grep '^last_conflict_ppm_floor=' $Z/stats | cut -d= -f2)
 	st=$(meas thp sort) || exit 1
-	stk=$(thp_kb)
-	M r${i}_unsorted_4k=$u4 r${i}_unsorted_thp=$ut r${i}_unsorted_thp_kb=$utk r${i}_random_4k=$rn
-	M r${i}_sort_4k=$s4 r${i}_sort_thp=$st r${i}_sort_thp_kb=$stk r${i}_sort_est_ppm=$sest r${i}_sort_floor_ppm=$sfl
+	stk=$(huge)
+	M r${i}_unsorted_4k=$u4 r${i}_unsorted_thp=$ut r${i}_unsorted_thp_huge=$utk
+	M r${i}_sort_4k=$s4 r${i}_sort_thp=$st r${i}_sort_thp_huge=$stk r${i}_sort_est_ppm=$sest
 
 	put $P/quarantine Y
 	q4=$(meas 4k sort) || exit 1
@@ -115,9 +121,9 @@ while [ $i -lt "$ROUNDS" ]; do
 		r${i}_quar_failed=$(qget last_take_failed) r${i}_quar_ns=$(qget last_take_ns) \
 		r${i}_quar_held_pages=$(qget held_pages) r${i}_quar_sort_ns=$(grep '^sort_ns_last=' $Z/stats | cut -d= -f2)
 	qt=$(meas thp sort) || exit 1
-	qtk=$(thp_kb)
+	qtk=$(huge)
 	qth=$(qget last_taken_pages)
-	M r${i}_quar_4k=$q4 r${i}_quar_thp=$qt r${i}_quar_thp_kb=$qtk r${i}_quar_est_ppm=$qest \
+	M r${i}_quar_4k=$q4 r${i}_quar_thp=$qt r${i}_quar_thp_huge=$qtk r${i}_quar_est_ppm=$qest \
 		r${i}_quar_thp_taken_pages=$qth
 
 	put $Q release
@@ -125,28 +131,26 @@ while [ $i -lt "$ROUNDS" ]; do
 	echo 1 > /sys/devices/system/node/node0/compact || fail "compaction of node 0"
 	M r${i}_compact_pcp_pages=$(pcp_pages) r${i}_compact_memfree_kb=$(memfree_kb)
 	c4=$(meas 4k sort) || exit 1
-	cest=$(est)/$(floor)
+	cest=$(est)
 	ct=$(meas thp sort) || exit 1
-	ctk=$(thp_kb)
+	ctk=$(huge)
 	put $P/quarantine Y
 	cq4=$(meas 4k sort) || exit 1
 	cqh=$(qget last_taken_pages)
-	cqest=$(est)/$(floor)
+	cqest=$(est)
 	cqt=$(meas thp sort) || exit 1
-	cqtk=$(thp_kb)
-	M r${i}_compact_4k=$c4 r${i}_compact_thp=$ct r${i}_compact_thp_kb=$ctk r${i}_compact_est_ppm=$cest
-	M r${i}_compactquar_4k=$cq4 r${i}_compactquar_thp=$cqt r${i}_compactquar_thp_kb=$cqtk \
+	cqtk=$(huge)
+	M r${i}_compact_4k=$c4 r${i}_compact_thp=$ct r${i}_compact_thp_huge=$ctk r${i}_compact_est_ppm=$cest
+	M r${i}_compactquar_4k=$cq4 r${i}_compactquar_thp=$cqt r${i}_compactquar_thp_huge=$cqtk \
 		r${i}_compactquar_taken_pages=$cqh r${i}_compactquar_est_ppm=$cqest
 	put $Q release
 	kill "$holder" || fail "kill holder $holder"
-	sleep 1
+	wait "$holder"
 done
 
 if [ "$CHECKS" = 1 ]; then
 	# A fresh aged state for the give-back checks.
-	zstest age $AGE > /tmp/age 2>&1 || fail "zstest age $AGE: $(cat /tmp/age)"
-	holder=$(sed -n 's/.*holder=\([0-9]*\).*/\1/p' /tmp/age)
-	[ -n "$holder" ] && kill -0 "$holder" || fail "no holder of the long-lived pages: $(cat /tmp/age)"
+	age
 	put $P/quarantine Y
 
 	# Bad limits are refused and change nothing.
@@ -194,7 +198,7 @@ if [ "$CHECKS" = 1 ]; then
 	f0=$(memfree_kb)
 	# The allocation's own page tables and pagemap buffer: 2/512 of it.
 	want_kb=$(( (f0 - (minp + lowp) * 2 - 2048) * 512 / 514 ))
-	zstest measure $((want_kb / 4 * 4096)) $SLOTS > /tmp/pressure 2>&1
+	zstest measure $((want_kb / 4 * 4096)) $SLOTS 1 > /tmp/pressure 2>&1
 	prc=$?
 	M pressure_held_before=$h pressure_alloc_kb=$want_kb pressure_memfree_kb=$f0 pressure_min_pages=$minp \
 		pressure_low_pages=$lowp pressure_rc=$prc \
@@ -209,6 +213,7 @@ if [ "$CHECKS" = 1 ]; then
 	f1=$(memfree_kb)
 	M unload_held_before=$h unload_memfree_gain_kb=$((f1 - f0))
 	kill "$holder"
+	wait "$holder"
 fi
 
 M tainted=$(cat /proc/sys/kernel/tainted)

@@ -27,9 +27,14 @@
  *            becomes bucket 0, 1, 2, 3, each in its previous order
  *   ours     kmod/zonesort_policy.c
  *
- * usage: policysim PAGES_LOG2 SLOTS_LOG2 WAYS HOLES_PERMILLE SEED...
+ * usage: policysim PAGES_LOG2 SLOTS WAYS HOLES_PERMILLE SEED...
+ * (SLOTS: below 64, the log2 of the number of slots; else the number,
+ * which need not be a power of two: slot = pfn mod SLOTS)
  * (HOLES_PERMILLE: pages left allocated after aging, per mille, +-50%)
  * Prints one line per seed and allocation size, then mean lines.
+ *
+ * usage: policysim remedy ... (below): what the sort cannot reach, and the
+ * module's quarantine (kmod/zonesort_quarantine_policy.c).
  */
 #include "../../kmod/zonesort_policy.h"
 #include "../../kmod/zonesort_quarantine_policy.h"
@@ -203,9 +208,9 @@ static void apply_policy(struct buddy *b, int pol, uint64_t slots, unsigned ways
 				uint64_t hit = 0, np = bs < slots ? bs : slots;
 
 				for (uint64_t k = 0; k < np; k++)
-					hit += mark[(v[i] + k) & (slots - 1)];
+					hit += mark[(v[i] + k) % slots];
 				for (uint64_t k = 0; k < np; k++)
-					mark[(v[i] + k) & (slots - 1)] = 1;
+					mark[(v[i] + k) % slots] = 1;
 				bucket[i] = hit == 0 ? 0 : 2 * hit < np ? 1 : hit < np ? 2 : 3;
 				cnt[bucket[i]]++;
 			}
@@ -219,6 +224,9 @@ static void apply_policy(struct buddy *b, int pol, uint64_t slots, unsigned ways
 			break;
 		}
 		case 4:
+			/* as the module does on x86: huge-page faults start at order 9 */
+			if (o == 9)
+				zsp_mark_sequence(st);
 			zsp_order_blocks(st, v, n, (unsigned)o, tmp);
 			break;
 		}
@@ -276,7 +284,7 @@ static double bound(const struct buddy *b, uint64_t slots, unsigned ways, uint64
 
 		for (size_t i = 0; i < n; i++)
 			for (uint64_t k = 0; k < (1ULL << o); k++)
-				dst[(v[i] + k) & (slots - 1)]++;
+				dst[(v[i] + k) % slots]++;
 		if (dst == avail) {
 			r = want - taken;
 			taken = want;
@@ -323,25 +331,6 @@ static double bound(const struct buddy *b, uint64_t slots, unsigned ways, uint64
 	return (double)conflicted / want;
 }
 
-/* The module's own floor (zsp_floor), fed the lists in hand-out order. */
-static double module_floor(const struct buddy *b, const struct zsp_geom *g, uint64_t want,
-			   uint64_t *v, uint32_t *load, uint32_t *avail)
-{
-	struct zsp_floor f;
-
-	zsp_floor_init(&f, g, want, load, avail);
-	for (int o = 0; o <= MAXO; o++) {
-		size_t n = list_get(b, o, v);
-
-		if (!n)
-			continue;
-		zsp_floor_list(&f, (uint64_t)n << o);
-		for (size_t i = 0; i < n; i++)
-			zsp_floor_feed(&f, v[i], (unsigned)o);
-	}
-	return zsp_floor_ppm(&f) / 1e6;
-}
-
 /* ------------------------------------------------------------------------
  * policysim remedy PAGES_LOG2 SLOTS_LOG2 AGE_PAGES ROUNDS KEEP_PERMILLE
  *                  BUDGET_PERMILLE SEED...
@@ -360,7 +349,7 @@ static double module_floor(const struct buddy *b, const struct zsp_geom *g, uint
  *   shuffle       every list shuffled (random placement)
  *   sortflat      kmod/zonesort_policy.c with one load through all orders
  *   sortreset     the same, the load forgotten at order 9
- *   sort          the module's sort (zsp_begin_huge at order 9)
+ *   sort          the module's sort (zsp_mark_sequence at order 9)
  *   quar          the module's quarantine (kmod/zonesort_quarantine_policy.c,
  *                 at most BUDGET_PERMILLE of the cache's pages), then sort
  *   compact_*     Linux's compaction of the node first (migration scanner
@@ -475,13 +464,16 @@ static uint64_t r_sort(struct rnode *n, struct zsp_state *st, struct zsq_pick *q
 		size_t cnt = list_get(&n->b, o, v), kept = cnt;
 
 		if (o == 9 && huge == R_HUGE)
-			zsp_begin_huge(st);
+			zsp_mark_sequence(st);
 		if (o == 9 && huge == R_RESET)
 			zsp_reset(st);
 		if (q && o == 9)
 			zsq_pick_zone(q, 0);
 		if (q) {
-			kept = zsq_pick_list(q, st->load, v, cnt, (unsigned)o, tmp);
+			/* From order 9 on, against the huge-page
+			 * sequence, as the module's hook does. */
+			kept = zsq_pick_list(q, st->marked ? st->tload : st->load, v, cnt,
+					     (unsigned)o, tmp);
 			for (size_t i = kept; i < cnt; i++)
 				r_take_block(n, (unsigned long)v[i], 3);
 		}
@@ -671,11 +663,11 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "remedy"))
 		return remedy_main(argc - 1, argv + 1);
 	if (argc < 6) {
-		fprintf(stderr, "usage: policysim PAGES_LOG2 SLOTS_LOG2 WAYS HOLES_PERMILLE SEED...\n");
+		fprintf(stderr, "usage: policysim PAGES_LOG2 SLOTS WAYS HOLES_PERMILLE SEED...\n");
 		return 2;
 	}
 	unsigned long npages = 1UL << atoi(argv[1]);
-	uint64_t slots = 1ULL << atoi(argv[2]);
+	uint64_t slots = strtoull(argv[2], NULL, 10) < 64 ? 1ULL << atoi(argv[2]) : strtoull(argv[2], NULL, 10);
 	unsigned ways = (unsigned)atoi(argv[3]);
 	unsigned long holes = (unsigned long)atoi(argv[4]);
 	struct buddy aged, work;
@@ -735,7 +727,7 @@ int main(int argc, char **argv)
 
 			for (size_t i = 0; i < n; i++)
 				for (uint64_t k = 0; k < (1ULL << o) && k < slots; k++)
-					mark[(v[i] + k) & (slots - 1)] = 1;
+					mark[(v[i] + k) % slots] = 1;
 		}
 		for (uint64_t s = 0; s < slots; s++)
 			distinct += mark[s];
@@ -743,12 +735,11 @@ int main(int argc, char **argv)
 			uint64_t want = half == 0 ? slots * ways / 2 : slots * ways;
 
 			double lb = bound(&aged, slots, ways, want, v, bl, ba);
-			double mf = module_floor(&aged, &geom, want, v, bl, ba);
 
 			bsum[half] += lb;
-			printf("seed=%lu holes=%lu slots=%llu ways=%u alloc=%s free_pages=%lu free_slots=%lu bound=%.6f module_floor=%.6f",
+			printf("seed=%lu holes=%lu slots=%llu ways=%u alloc=%s free_pages=%lu free_slots=%lu bound=%.6f",
 			       seed, holes, (unsigned long long)slots, ways, half == 0 ? "half" : "full",
-			       npages - nlive, distinct, lb, mf);
+			       npages - nlive, distinct, lb);
 			for (int pol = 0; pol < NPOL; pol++) {
 				double f;
 

@@ -1,49 +1,121 @@
-# Helpers for the kmod tests: build zonesort.ko for an installed Debian
-# kernel, pack a busybox initramfs with the module, the static test program
-# (zstest), the project's zonesort command and its libraries, and boot it
-# in QEMU (TCG: /dev/kvm hangs guests on this machine) with a memory-side
-# cache described to the guest through ACPI HMAT. Source after tap.sh and
-# env.sh.
+# Helpers for the kmod tests: build zonesort.ko for a Debian kernel (the
+# host's 6.1 and 6.12, or sid's 7.x inside the sid release root with sid's
+# own compiler), pack a busybox initramfs with the module, the static
+# guest programs (zstest, zsbound), the project's zonesort command and its
+# libraries, and boot it in QEMU (TCG: /dev/kvm hangs guests on this
+# machine) with memory-side caches described to the guest through ACPI
+# HMAT. Source after tap.sh and env.sh.
 #
 # QEMU exits 0 even when the guest panics: results come only from markers
-# the guest prints on its serial console ("ZSTEST key=value", "ZSTEST_END").
+# the guest prints on its serial console (see guest-lib.sh). Set
+# ZS_QEMU_LOCK to a lock file to run one guest at a time on a shared host.
 
 KM_WORK=${KM_WORK:-$ZS_BUILDDIR/kmod-test}
 
-# km_kver SERIES: the newest installed kernel of a series ("6.1", "6.12")
-# that has both an image in /boot and a build tree.
+# km_root SERIES: the root file system holding that kernel series: "" (the
+# host) for 6.1 and 6.12, the sid release root for 7. Fails, saying what
+# is missing, when that root is not there; returns 3 when it could not be
+# made because the Debian archive was unreachable (scripts/test-all).
+km_root() {
+	case $1 in
+	7*)
+		if ! "$ZS_SRCDIR/scripts/release-root" --check sid 2> /dev/null; then
+			if [ -n "${ZS_ROOT_UNREACHABLE_sid:-}" ]; then
+				echo "$ZS_ROOT_UNREACHABLE_sid" >&2
+				return 3
+			fi
+			echo "the sid release root is missing or incomplete (ZS_ROOTS=${ZS_ROOTS:-build/roots}): make it with scripts/release-root sid" >&2
+			return 1
+		fi
+		;;
+	*) printf '' ;;
+	esac
+}
+
+# km_kver SERIES [ROOT]: the newest kernel of a series ("6.1", "6.12", "7")
+# that has both an image in ROOT/boot and a build tree.
 km_kver() {
-	local v best=
-	for v in /boot/vmlinuz-"$1".*; do
+	local v best= root=${2:-}
+	for v in "$root"/boot/vmlinuz-"$1".*; do
 		[ -e "$v" ] || continue
-		v=${v#/boot/vmlinuz-}
-		[ -d "/lib/modules/$v/build" ] && best=$v
+		v=${v#"$root"/boot/vmlinuz-}
+		[ -d "$root/lib/modules/$v/build" ] && best=$v
 	done
 	printf '%s' "$best"
 }
 
-# km_build KVER: builds kmod/ for KVER in $KM_WORK/build-KVER (a copy, so
-# the source tree stays clean); log in build.log there. Prints the .ko path.
+# km_need_kernel SERIES: sets KM_ROOT and KM_KVER to the newest kernel of
+# the series, or fails the test file naming what is missing.
+km_need_kernel() {
+	local rc
+	KM_ROOT=$(km_root "$1" 2>&1)
+	rc=$?
+	if [ "$rc" -eq 3 ]; then
+		echo "# NOT PREPARED: Linux $1: $KM_ROOT"
+		exit 77
+	elif [ "$rc" -ne 0 ]; then
+		_tap_result 1 "Linux $1 to test on: $KM_ROOT"
+		done_testing
+		exit 1
+	fi
+	KM_KVER=$(km_kver "$1" "$KM_ROOT")
+	if [ -z "$KM_KVER" ]; then
+		_tap_result 1 "a Debian $1 kernel image and headers in '${KM_ROOT:-/}' (scripts/debian-packages.kmod, scripts/release-packages.sid)"
+		done_testing
+		exit 1
+	fi
+}
+
+# km_make ROOT KVER DIR ARGS...: runs the kernel's build system for the
+# module sources in DIR; inside ROOT (chroot, in a private mount namespace,
+# ROOT left untouched) when ROOT is not empty.
+km_make() {
+	local root=$1 kver=$2 dir=$3
+	shift 3
+	if [ -z "$root" ]; then
+		make -C "/lib/modules/$kver/build" M="$dir" "$@"
+	else
+		unshare --mount --propagation private sh -c '
+			root=$1 dir=$2 kver=$3
+			shift 3
+			mount --bind /proc "$root/proc" && mount --bind /dev "$root/dev" &&
+				mount --bind "$dir" "$root/mnt" &&
+				exec chroot "$root" make -C "/lib/modules/$kver/build" M=/mnt "$@"' \
+			km_make "$root" "$dir" "$kver" "$@"
+	fi
+}
+
+# km_build ROOT KVER [NAME [MAKE ARGS...]]: builds kmod/ with W=1 in
+# $KM_WORK/NAME (default build-KVER; a copy, so the source tree stays
+# clean); log in build.log there. A build of the same sources with the
+# same arguments is reused. Prints the .ko path.
 km_build() {
-	local kver=$1 dir=$KM_WORK/build-$1
+	local root=$1 kver=$2 dir=$KM_WORK/${3:-build-$2} stamp
+	shift 3 2> /dev/null || shift $#
+	stamp=$(cat "$ZS_SRCDIR"/kmod/Kbuild "$ZS_SRCDIR"/kmod/*.c "$ZS_SRCDIR"/kmod/*.h |
+		sha256sum | cut -c1-16)-$(printf '%s ' "$root" "$@" | sha256sum | cut -c1-16)
+	if [ -f "$dir/zonesort.ko" ] && [ "$(cat "$dir/.stamp" 2> /dev/null)" = "$stamp" ]; then
+		printf '%s' "$dir/zonesort.ko"
+		return 0
+	fi
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	cp "$ZS_SRCDIR"/kmod/Kbuild "$ZS_SRCDIR"/kmod/Makefile "$ZS_SRCDIR"/kmod/*.c \
-		"$ZS_SRCDIR"/kmod/*.h "$dir"/ || return 1
-	if ! make -C "$dir" KVER="$kver" > "$dir/build.log" 2>&1; then
+	cp "$ZS_SRCDIR"/kmod/Kbuild "$ZS_SRCDIR"/kmod/*.c "$ZS_SRCDIR"/kmod/*.h "$dir"/ || return 1
+	if ! km_make "$root" "$kver" "$dir" W=1 "$@" modules > "$dir/build.log" 2>&1; then
 		tail -20 "$dir/build.log" >&2
 		return 1
 	fi
+	printf '%s' "$stamp" > "$dir/.stamp"
 	printf '%s' "$dir/zonesort.ko"
 }
 
-# km_zstest: builds the static guest program; prints its path.
-km_zstest() {
-	local out=$KM_WORK/zstest
+# km_guestbin NAME [LIBS]: builds a static guest program from
+# tests/kmod/NAME.c; prints its path.
+km_guestbin() {
+	local out=$KM_WORK/$1 src=$ZS_SRCDIR/tests/kmod/$1.c
 	mkdir -p "$KM_WORK"
-	if [ ! -x "$out" ] || [ "$ZS_SRCDIR/tests/kmod/zstest.c" -nt "$out" ]; then
-		gcc -std=gnu11 -O2 -Wall -Wextra -static -o "$out" "$ZS_SRCDIR/tests/kmod/zstest.c" >&2 ||
-			return 1
+	if [ ! -x "$out" ] || [ "$src" -nt "$out" ]; then
+		gcc -std=gnu11 -O2 -Wall -Wextra -Werror -static -o "$out" "$src" ${2:-} >&2 || return 1
 	fi
 	printf '%s' "$out"
 }
@@ -60,22 +132,27 @@ km_copy_bin() {
 	done
 }
 
-# km_initramfs OUT KVER KO GUEST_SCRIPT: the initramfs. The module goes to
-# /lib/modules/KVER/extra (modprobe finds it; also /zonesort.ko for
-# insmod), the guest script to /test.sh, which /init runs and whose exit
-# status it prints in the final marker.
+# km_initramfs OUT KVER KO GUEST_SCRIPT [EXTRA_KO]: the initramfs. The
+# module goes to /lib/modules/KVER/extra (modprobe finds it; also
+# /zonesort.ko for insmod; EXTRA_KO, a test build, to /zonesort-hooks.ko),
+# guest-lib.sh to /guest-lib.sh, the guest script to /test.sh, which /init
+# runs and whose exit status it prints in the final marker.
 km_initramfs() {
-	local out=$1 kver=$2 ko=$3 script=$4 root zstest
+	local out=$1 kver=$2 ko=$3 script=$4 extra=${5:-} root zstest zsbound
 	root=$(mktemp -d "$KM_WORK/root.XXXXXX") || return 1
-	zstest=$(km_zstest) || return 1
+	zstest=$(km_guestbin zstest) || return 1
+	zsbound=$(km_guestbin zsbound -lm) || return 1
 	mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,run,var,etc,root} \
 		"$root/lib/modules/$kver/extra"
 	cp /bin/busybox "$root/bin/busybox" || return 1
 	cp "$ko" "$root/lib/modules/$kver/extra/zonesort.ko"
 	cp "$ko" "$root/zonesort.ko"
+	[ -z "$extra" ] || cp "$extra" "$root/zonesort-hooks.ko" || return 1
 	printf 'extra/zonesort.ko:\n' > "$root/lib/modules/$kver/modules.dep"
 	cp "$zstest" "$root/bin/zstest"
+	cp "$zsbound" "$root/bin/zsbound"
 	km_copy_bin "$root" "$ZS_ZONESORT" /usr/sbin/zonesort || return 1
+	cp "$ZS_SRCDIR/tests/kmod/guest-lib.sh" "$root/guest-lib.sh"
 	cp "$script" "$root/test.sh"
 	cat > "$root/init" <<'EOF'
 #!/bin/busybox sh
@@ -98,27 +175,81 @@ EOF
 	return $rc
 }
 
-# km_boot KVER INITRD LOG [CACHE] [MEM] [SMP] [TIMEOUT]: boots the guest;
-# CACHE is the HMAT memory-side cache size for node 0 (e.g. 256M), or
-# "none" for a machine without HMAT. Returns 0 when the guest reached its
-# end marker.
+# km_numa NODE...: QEMU options for a machine with HMAT, one NUMA node per
+# argument MEM[:CACHE[:INDEXING]] (CACHE e.g. 256M, INDEXING direct,
+# complex or none); all CPUs on node 0.
+km_numa() {
+	local i=0 spec mem cache assoc smp=$KM_SMP
+	KM_NUMA_ARGS=(-machine pc,hmat=on)
+	for spec in "$@"; do
+		IFS=: read -r mem cache assoc <<< "$spec"
+		KM_NUMA_ARGS+=(-object "memory-backend-ram,id=m$i,size=$mem")
+		if [ $i -eq 0 ]; then
+			KM_NUMA_ARGS+=(-numa "node,nodeid=0,cpus=0-$((smp - 1)),memdev=m0")
+		else
+			KM_NUMA_ARGS+=(-numa "node,nodeid=$i,memdev=m$i,initiator=0")
+		fi
+		i=$((i + 1))
+	done
+	i=0
+	for spec in "$@"; do
+		IFS=: read -r mem cache assoc <<< "$spec"
+		KM_NUMA_ARGS+=(
+			-numa hmat-lb,initiator=0,target=$i,hierarchy=memory,data-type=access-latency,latency=$((100 + 50 * i))
+			-numa hmat-lb,initiator=0,target=$i,hierarchy=memory,data-type=access-bandwidth,bandwidth=10G)
+		[ -n "$cache" ] && KM_NUMA_ARGS+=(-numa "hmat-cache,node-id=$i,size=$cache,level=1,associativity=${assoc:-direct},policy=write-back,line=64")
+		i=$((i + 1))
+	done
+}
+
+# km_boot ROOT KVER INITRD LOG NODES [SMP] [TIMEOUT]: boots the guest.
+# NODES: "none" (a machine without HMAT, 512 MiB; "none:2G" for another
+# size), or km_numa's node specs separated by spaces ("1G:256M" is 1 GiB
+# with a 256 MiB direct-mapped cache). Returns 0 when the guest reached
+# its end marker. KM_QEMU_ARGS (an array) adds QEMU arguments, such as
+# devices; the guest is run under ZS_QEMU_LOCK when that is set.
 km_boot() {
-	local kver=$1 initrd=$2 log=$3 cache=${4:-256M} mem=${5:-1G} smp=${6:-2} limit=${7:-600}
-	local -a numa=()
-	if [ "$cache" != none ]; then
-		numa=(-machine pc,hmat=on
-			-object "memory-backend-ram,id=m0,size=$mem"
-			-numa "node,nodeid=0,cpus=0-$((smp - 1)),memdev=m0"
-			-numa hmat-lb,initiator=0,target=0,hierarchy=memory,data-type=access-latency,latency=100
-			-numa hmat-lb,initiator=0,target=0,hierarchy=memory,data-type=access-bandwidth,bandwidth=10G
-			-numa "hmat-cache,node-id=0,size=$cache,level=1,associativity=direct,policy=write-back,line=64")
+	local root=$1 kver=$2 initrd=$3 log=$4 nodes=$5 mem=0 spec
+	KM_SMP=${6:-2}
+	local limit=${7:-600}
+	local -a lock=()
+	local try
+	if [ "${nodes%%:*}" = none ]; then
+		KM_NUMA_ARGS=(-machine pc)
+		spec=${nodes#none}
+		spec=${spec#:}
+		case $spec in
+		'') mem=512 ;;
+		*G) mem=$((${spec%G} * 1024)) ;;
+		*M) mem=${spec%M} ;;
+		esac
 	else
-		numa=(-machine pc)
+		# shellcheck disable=SC2086
+		km_numa $nodes
+		for spec in $nodes; do
+			spec=${spec%%:*}
+			case $spec in
+			*G) mem=$((mem + ${spec%G} * 1024)) ;;
+			*M) mem=$((mem + ${spec%M})) ;;
+			esac
+		done
 	fi
-	timeout --kill-after=10 "$limit" qemu-system-x86_64 -accel tcg -cpu max -smp "$smp" -m "$mem" \
-		"${numa[@]}" -nographic -no-reboot -kernel "/boot/vmlinuz-$kver" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=4 ${KM_APPEND:-}" < /dev/null > "$log" 2>&1
-	grep -q '^ZSTEST_END' "$log"
+	[ -n "${ZS_QEMU_LOCK:-}" ] && lock=(flock "$ZS_QEMU_LOCK")
+	# A guest that died before /init ran (TCG now and then trips over
+	# the kernel patching its own code while it boots) is booted once
+	# more; its log is kept as LOG.early, and the test says so.
+	for try in 1 2; do
+		"${lock[@]}" timeout --kill-after=10 "$limit" qemu-system-x86_64 -accel tcg -cpu max \
+			-smp "$KM_SMP" -m "${mem}M" "${KM_NUMA_ARGS[@]}" ${KM_QEMU_ARGS[@]+"${KM_QEMU_ARGS[@]}"} \
+			-nographic -no-reboot \
+			-kernel "$root/boot/vmlinuz-$kver" -initrd "$initrd" \
+			-append "console=ttyS0 panic=-1 quiet loglevel=4 ${KM_APPEND:-}" < /dev/null > "$log" 2>&1
+		grep -q 'ZSTEST_BOOT kernel=' "$log" && break
+		[ $try = 1 ] || break
+		mv "$log" "$log.early"
+		diag "the guest died before /init ran (log $log.early): booting it once more"
+	done
+	grep -q '^ZSTEST_END' <(tr -d '\r' < "$log")
 }
 
 # km_get LOG KEY: the value of the last "ZSTEST ... KEY=value" marker.
@@ -131,6 +262,57 @@ km_get() {
 km_lines() {
 	tr -d '\r' < "$1" | awk -v t="$2" '$0 == "ZSTEST_BEGIN " t { on = 1; next }
 		$0 == "ZSTEST_DONE " t { on = 0 } on'
+}
+
+# km_failed_steps LOG: the guest steps that failed, with their output.
+km_failed_steps() {
+	tr -d '\r' < "$1" | awk '/^ZSTEST_FAIL / { print; next }
+		/^ZSTEST_STEP / { for (i = 3; i <= NF; i++) if ($i ~ /^rc=/ && $i != "rc=0") print $0 }'
+}
+
+# km_steps LOG: how many guest steps ran.
+km_steps() {
+	tr -d '\r' < "$1" | grep -c '^ZSTEST_STEP '
+}
+
+# km_guest_ok LOG MIN_STEPS: the guest reached its end with status 0, ran
+# at least MIN_STEPS steps and none failed (assertions).
+km_guest_ok() {
+	local log=$1 min=$2
+	is "$(km_failed_steps "$log")" "" "every guest step exited 0 ($(km_steps "$log") steps)"
+	cmp_ok "$(km_steps "$log")" -ge "$min" "the guest ran all its steps (at least $min)"
+}
+
+# km_measurement LOG NAME WHAT: reports one measured allocation (guest
+# measure NAME) and asserts that what its bound came from is sound: the
+# free-list dump agrees with /proc/pagetypeinfo and /proc/kpageflags (a
+# few changes between the reads allowed), zsbound counts the same
+# collisions as zstest, the zone had the pages, a huge-page job got huge
+# pages.
+km_measurement() {
+	local log=$1 v=$2 what=$3
+	diag "$(printf '%-12s %-28s measured %s, bound %s, random %s, lists predict %s, huge %s' "$v" "$what:" \
+		"$(km_get "$log" "${v}_conflict")" "$(km_get "$log" "${v}_bound")" "$(km_get "$log" "${v}_random")" \
+		"$(km_get "$log" "${v}_predicted")" "$(km_get "$log" "${v}_huge")")"
+	num_ok "$v: free-list dump agrees with /proc/pagetypeinfo ($(km_get "$log" "${v}_pti_diff") of $(km_get "$log" "${v}_pti_blocks") blocks differ)" \
+		"$(km_get "$log" "${v}_pti_diff") + 0 <= 0.01 * $(km_get "$log" "${v}_pti_blocks") + 8 && $(km_get "$log" "${v}_pti_blocks") + 0 > 0"
+	num_ok "$v: every dumped free block is a buddy in /proc/kpageflags ($(km_get "$log" "${v}_buddy_missing") of $(km_get "$log" "${v}_blocks") not)" \
+		"$(km_get "$log" "${v}_buddy_missing") + 0 <= 0.01 * $(km_get "$log" "${v}_blocks") + 8"
+	num_ok "$v: zsbound's own count of the allocation's collisions equals zstest's" \
+		"($(km_get "$log" "${v}_measured") - $(km_get "$log" "${v}_conflict"))^2 < 1e-10"
+	is "$(km_get "$log" "${v}_short_pages")" 0 "$v: the zone had the pages the bound assumes"
+	case $what in
+	*huge*) num_ok "$v: huge-page job got huge pages ($(km_get "$log" "${v}_huge"))" \
+		"$(km_get "$log" "${v}_huge") >= 0.95" ;;
+	esac
+}
+
+# km_sorted_ok LOG NAME [POINTS]: a sorted allocation came within POINTS
+# (default 1) percentage points of the independent bound.
+km_sorted_ok() {
+	local pts=${3:-1}
+	num_ok "$2: sorted within $pts point(s) of the independent bound ($(km_get "$1" "$2_conflict") vs $(km_get "$1" "$2_bound"))" \
+		"$(km_get "$1" "$2_conflict") <= $(km_get "$1" "$2_bound") + $pts / 100"
 }
 
 # km_dmesg_bad LOG: kernel log lines (printed by the guest between

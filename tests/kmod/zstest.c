@@ -1,46 +1,63 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * zstest: the guest side of the kmod tests, linked statically so that it
- * runs in a busybox initramfs.
+ * runs in a busybox initramfs. Every subcommand exits non-zero when it
+ * could not do what it was asked (2 usage, 3 a system call failed).
  *
- *   zstest age MIB ROUNDS KEEP_PERMILLE
+ *   zstest age MIB ROUNDS KEEP_PERMILLE READYFILE
  *       Ages the free lists: ROUNDS times, fault in MIB MiB page by page,
  *       then free the pages one at a time in random order, keeping
- *       KEEP_PERMILLE of them. The kept pages (holes that stop buddies
- *       merging) stay allocated in a background child until it is killed;
- *       its pid is printed.
- *   zstest measure BYTES SLOTS [WAYS [SORTFILE]]
- *       With SORTFILE, first writes "0" to it (sorts node 0) so that no
- *       other process frees pages between the sort and the allocation.
- *       Faults in BYTES of fresh anonymous memory (no huge pages), reads
- *       each page's frame number from /proc/self/pagemap (root only) and
- *       prints the fraction of the pages whose cache slot (pfn mod SLOTS)
- *       holds more than WAYS pages of this allocation, i.e. that share a
- *       slot of a direct-mapped cache with another of its pages.
- *   zstest measure-thp BYTES SLOTS [SORTFILE]
- *       The same for memory that may get transparent huge pages, as a job's
- *       does by default (2 MiB aligned, no madvise); also prints how much of
- *       it the kernel backed with huge pages.
- *   zstest measure-random BYTES SLOTS POOL_BYTES
- *       Random placement on this node as it is: faults in POOL_BYTES
- *       (most of the free memory), then counts the collisions of BYTES
- *       worth of its pages chosen at random.
+ *       KEEP_PERMILLE of them (holes that stop buddies merging). Then
+ *       writes "aged rounds=R mib=M kept_pages=K" to READYFILE and keeps
+ *       the kept pages until it is killed.
+ *   zstest measure BYTES SLOTS WAYS [--sort FILE] [--dump DIR] [--conflicts FILE] [--thp] [--cpu N]
+ *       Faults in BYTES of fresh anonymous memory, reads each page's frame
+ *       number from /proc/self/pagemap (root only) and prints
+ *       "conflict=F pages=N slots_used=N huge=F cpu=N": F the fraction of
+ *       the pages whose cache slot (pfn mod SLOTS) holds more than WAYS
+ *       pages of this allocation, i.e. that evict each other in the cache;
+ *       huge the fraction in 2 MiB pages. --thp: MADV_HUGEPAGE (a job
+ *       with transparent huge pages), else MADV_NOHUGEPAGE. --sort: first
+ *       write "0" to FILE (sort node 0) in this process, so that no other
+ *       process frees pages between the sort and the allocation. --dump:
+ *       right before the allocation, copy the module's free-list dump,
+ *       /proc/pagetypeinfo and /proc/kpageflags into memory touched
+ *       beforehand (so that copying them takes no page from the lists),
+ *       and write them to DIR afterwards, with the pfns the allocation got.
+ *       --conflicts: then read the module's conflicts file too and print
+ *       its estimate for node 0 (est_half_ppm).
+ *       --cpu: run on that CPU (its per-CPU lists serve the allocation).
+ *   zstest pressed MARGIN_PAGES SORTFILE PARAMFILE VALUE
+ *       Faults in memory until an allocation of the kernel on node 0 has
+ *       fewer than MARGIN_PAGES pages left above the min watermarks (from
+ *       /proc/zoneinfo), then writes "0" to SORTFILE and VALUE to
+ *       PARAMFILE, frees the memory and prints "pages=N headroom=H
+ *       sort=R param=R oom_kills=N" (the OOM killer's runs meanwhile).
+ *   zstest burst BYTES
+ *       Faults in BYTES and frees them with one madvise(2) on this CPU, so
+ *       that its per-CPU list fills up to its high mark.
  *   zstest hog SECONDS MIB SEED
  *       Allocates and frees memory of random sizes and lifetimes (up to
  *       MIB MiB at a time, huge pages allowed) for SECONDS.
  *   zstest write PATH TEXT
  *       Writes TEXT to PATH with one write(2) and prints "ok" or the errno
  *       name; exits 0 either way unless PATH cannot be opened.
+ *   zstest writes PATH TEXT COUNT
+ *       COUNT such writes; prints "ok=N EBUSY=N other=N".
+ *   zstest readloop PATH SECONDS
+ *       Reads PATH over and over for SECONDS; prints "reads=N errors=N".
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,16 +83,26 @@ static void shuffle(size_t *v, size_t n)
 	}
 }
 
+static void die(const char *what)
+{
+	fprintf(stderr, "zstest: %s: %s\n", what, strerror(errno));
+	exit(3);
+}
+
+/* An anonymous mapping aligned to 2 MiB (so that huge pages can back all
+ * of it), with or without transparent huge pages. */
 static char *map(size_t bytes, int huge)
 {
-	char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	const size_t align = 2UL << 20;
+	char *p = mmap(NULL, bytes + align, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *q;
 
-	if (p == MAP_FAILED) {
-		fprintf(stderr, "zstest: mmap of %zu bytes: %s\n", bytes, strerror(errno));
-		exit(3);
-	}
-	madvise(p, bytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
-	return p;
+	if (p == MAP_FAILED)
+		die("mmap");
+	q = (char *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
+	if (madvise(q, bytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE))
+		die("madvise");
+	return q;
 }
 
 static void touch(char *p, size_t bytes)
@@ -84,14 +111,33 @@ static void touch(char *p, size_t bytes)
 		p[off] = (char)off | 1;
 }
 
-static int cmd_age(size_t mib, unsigned rounds, unsigned keep_permille)
+/* Writes text to path through a temporary file and a rename, so that a
+ * reader polling for path never sees it half written. */
+static void write_ready(const char *path, const char *text)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f) || rename(tmp, path))
+		die(path);
+}
+
+static void hold_forever(void)
+{
+	for (;;)
+		pause();
+}
+
+static int cmd_age(size_t mib, unsigned rounds, unsigned keep_permille, const char *ready)
 {
 	size_t npages = mib * 1024 * 1024 / page_size, kept = 0;
 	size_t *order = malloc(npages * sizeof(*order));
-	char **keep = calloc(rounds, sizeof(*keep));
+	char text[256];
 
-	if (!order || !keep)
-		return 3;
+	if (!order)
+		die("malloc");
 	for (unsigned r = 0; r < rounds; r++) {
 		char *p = map(npages * page_size, 0);
 
@@ -104,93 +150,156 @@ static int cmd_age(size_t mib, unsigned rounds, unsigned keep_permille)
 				kept++;
 				continue;
 			}
-			madvise(p + order[i] * page_size, page_size, MADV_DONTNEED);
+			if (madvise(p + order[i] * page_size, page_size, MADV_DONTNEED))
+				die("madvise(MADV_DONTNEED)");
 		}
-		keep[r] = p;
 	}
-	fflush(stdout);
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return 3;
-	if (pid == 0) {
-		/* The kept pages stay allocated in this child. */
-		for (;;)
-			pause();
-	}
-	printf("aged rounds=%u mib=%zu kept_pages=%zu holder=%d\n", rounds, mib, kept, (int)pid);
+	free(order);
+	snprintf(text, sizeof(text), "aged rounds=%u mib=%zu kept_pages=%zu\n", rounds, mib, kept);
+	write_ready(ready, text);
+	hold_forever();
 	return 0;
 }
 
-enum measure_mode { MEASURE_4K, MEASURE_THP, MEASURE_RANDOM };
-
-/* A 2 MiB-aligned mapping with the system's huge-page default. */
-static char *map_thp_aligned(size_t bytes)
+/* Reads all of an open file into buf (cap bytes); returns the length. */
+static size_t slurp(int fd, const char *what, char *buf, size_t cap)
 {
-	const size_t huge = 2UL << 20;
-	char *p = mmap(NULL, bytes + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t len = 0;
+	ssize_t r;
 
-	if (p == MAP_FAILED) {
-		fprintf(stderr, "zstest: mmap of %zu bytes: %s\n", bytes + huge, strerror(errno));
-		exit(3);
-	}
-	return (char *)(((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1));
-}
-
-/* AnonHugePages of this process, in KiB (0 when unknown). */
-static long anon_huge_kb(void)
-{
-	FILE *f = fopen("/proc/self/smaps_rollup", "r");
-	char line[256];
-	long kb = 0;
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kb;
-}
-
-static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const char *sortfile,
-		       enum measure_mode mode, size_t pool)
-{
-	size_t npages = bytes / page_size, conflicted = 0, distinct = 0;
-	size_t mapped = mode == MEASURE_RANDOM && pool / page_size > npages ? pool / page_size : npages;
-	uint32_t *count = calloc(slots, sizeof(*count));
-	uint64_t *pm = malloc(mapped * sizeof(*pm));
-	char *p = mode == MEASURE_THP ? map_thp_aligned(mapped * page_size) : map(mapped * page_size, 0);
-	int fd = open("/proc/self/pagemap", O_RDONLY);
-
-	if (!count || !pm || fd < 0) {
-		fprintf(stderr, "zstest: measure: %s\n", strerror(errno));
-		return 3;
-	}
-	if (sortfile) {
-		int sfd = open(sortfile, O_WRONLY);
-
-		if (sfd < 0 || write(sfd, "0", 1) != 1) {
-			fprintf(stderr, "zstest: sort through %s: %s\n", sortfile, strerror(errno));
-			return 3;
+	while ((r = read(fd, buf + len, cap - len)) > 0) {
+		len += (size_t)r;
+		if (len == cap) {
+			fprintf(stderr, "zstest: %s is larger than %zu bytes\n", what, cap);
+			exit(3);
 		}
+	}
+	if (r < 0)
+		die(what);
+	return len;
+}
+
+static void spill(const char *dir, const char *name, const void *buf, size_t len)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, buf, len) != (ssize_t)len || close(fd))
+		die(path);
+}
+
+/* The highest pfn of node 0 plus one, from /proc/zoneinfo. */
+static uint64_t end_pfn(void)
+{
+	FILE *f = fopen("/proc/zoneinfo", "r");
+	char line[512];
+	uint64_t start = 0, spanned = 0, end = 0;
+
+	if (!f)
+		die("/proc/zoneinfo");
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " spanned %lu", &spanned) == 1)
+			continue;
+		if (sscanf(line, " start_pfn: %lu", &start) == 1 && start + spanned > end)
+			end = start + spanned;
+	}
+	fclose(f);
+	return end;
+}
+
+struct measure_opts {
+	const char *sortfile, *dumpdir, *conflicts;
+	int thp, cpu;
+};
+
+static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const struct measure_opts *o)
+{
+	enum { DUMP_CAP = 16 << 20, PTI_CAP = 1 << 20, EST_CAP = 1 << 16 };
+	size_t npages = bytes / page_size, conflicted = 0, distinct = 0, huge = 0;
+	uint32_t *count = malloc(slots * sizeof(*count));
+	uint64_t *pm = malloc(npages * sizeof(*pm)), kpf_len = 0;
+	char *dump = NULL, *pti = NULL, *kpf = NULL, est[EST_CAP], *half;
+	size_t dump_len = 0, pti_len = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY), cpu = -1, dump_fd = -1, pti_fd = -1, kpf_fd = -1;
+	int est_fd = -1;
+	long est_ppm = -1;
+	char *p;
+
+	if (!count || !pm || fd < 0)
+		die("measure set-up");
+	/* Every page this process writes later is faulted in now, before
+	 * the sort and the dump. */
+	touch((char *)count, slots * sizeof(*count));
+	memset(count, 0, slots * sizeof(*count));
+	touch((char *)pm, npages * sizeof(*pm));
+	if (o->cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(o->cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			die("sched_setaffinity");
+	}
+	if (o->dumpdir) {
+		kpf_len = end_pfn() * 8;
+		dump = malloc(DUMP_CAP);
+		pti = malloc(PTI_CAP);
+		kpf = malloc(kpf_len);
+		if (!dump || !pti || !kpf)
+			die("malloc");
+		/* not memset(0): the compiler may turn malloc + memset(0)
+		 * into calloc, which leaves fresh pages untouched */
+		touch(dump, DUMP_CAP);
+		touch(pti, PTI_CAP);
+		touch(kpf, kpf_len);
+	}
+	p = map(npages * page_size, o->thp);
+	if (o->sortfile) {
+		int sfd = open(o->sortfile, O_WRONLY);
+
+		if (sfd < 0 || write(sfd, "0", 1) != 1)
+			die(o->sortfile);
 		close(sfd);
 	}
-	touch(p, mapped * page_size);
-	if (pread(fd, pm, mapped * sizeof(*pm), (off_t)((uintptr_t)p / page_size * sizeof(*pm))) !=
-	    (ssize_t)(mapped * sizeof(*pm))) {
-		fprintf(stderr, "zstest: pagemap read: %s\n", strerror(errno));
-		return 3;
-	}
-	if (mode == MEASURE_RANDOM) {
-		/* A random npages of the mapped pages, to the front. */
-		for (size_t i = 0; i < npages; i++) {
-			size_t j = i + rnd() % (mapped - i);
-			uint64_t t = pm[i];
+	/* The files stay open until the allocation is measured: closing
+	 * them frees the kernel's buffers for them, pages that would join
+	 * the free lists after the dump and before the allocation. */
+	if (o->dumpdir) {
+		ssize_t got;
 
-			pm[i] = pm[j];
-			pm[j] = t;
-		}
+		dump_fd = open("/sys/kernel/debug/zonesort/freelists", O_RDONLY);
+		pti_fd = open("/proc/pagetypeinfo", O_RDONLY);
+		kpf_fd = open("/proc/kpageflags", O_RDONLY);
+		if (dump_fd < 0 || pti_fd < 0 || kpf_fd < 0)
+			die("open of the free-list dump, pagetypeinfo or kpageflags");
+		dump_len = slurp(dump_fd, "freelists", dump, DUMP_CAP);
+		pti_len = slurp(pti_fd, "pagetypeinfo", pti, PTI_CAP);
+		if ((got = pread(kpf_fd, kpf, kpf_len, 0)) <= 0)
+			die("/proc/kpageflags");
+		kpf_len = (uint64_t)got;
 	}
+	/* The module's estimate for the lists as they are now, node 0. */
+	if (o->conflicts) {
+		size_t n;
+
+		est_fd = open(o->conflicts, O_RDONLY);
+		if (est_fd < 0)
+			die(o->conflicts);
+		n = slurp(est_fd, o->conflicts, est, EST_CAP - 1);
+		est[n] = 0;
+		half = strstr(est, "node=0 ");
+		half = half ? strstr(half, "half_ppm=") : NULL;
+		if (!half)
+			die("no node=0 half_ppm in the conflicts file");
+		est_ppm = strtol(half + 9, NULL, 10);
+	}
+	cpu = sched_getcpu();
+	touch(p, npages * page_size);
+	if (pread(fd, pm, npages * sizeof(*pm), (off_t)((uintptr_t)p / page_size * sizeof(*pm))) !=
+	    (ssize_t)(npages * sizeof(*pm)))
+		die("pagemap read");
 	for (size_t i = 0; i < npages; i++) {
 		uint64_t pfn = pm[i] & ((1ULL << 55) - 1);
 
@@ -198,7 +307,16 @@ static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const char *
 			fprintf(stderr, "zstest: page %zu not present or no PFN (not root?)\n", i);
 			return 3;
 		}
-		count[pfn & (slots - 1)]++;
+		pm[i] = pfn;
+		count[pfn % slots]++;
+	}
+	for (size_t i = 0; i + 512 <= npages; i += 512) {
+		size_t k = 1;
+
+		while (k < 512 && pm[i + k] == pm[i] + k)
+			k++;
+		if (k == 512 && pm[i] % 512 == 0)
+			huge += 512;
 	}
 	for (uint64_t s = 0; s < slots; s++) {
 		if (count[s])
@@ -206,10 +324,90 @@ static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const char *
 		if (count[s] > ways)
 			conflicted += count[s];
 	}
-	printf("%.6f pages=%zu slots_used=%zu", (double)conflicted / npages, npages, distinct);
-	if (mode == MEASURE_THP)
-		printf(" anon_huge_kb=%ld", anon_huge_kb());
+	if (est_fd >= 0)
+		close(est_fd);
+	if (o->dumpdir) {
+		close(dump_fd);
+		close(pti_fd);
+		close(kpf_fd);
+		spill(o->dumpdir, "freelists", dump, dump_len);
+		spill(o->dumpdir, "pagetypeinfo", pti, pti_len);
+		spill(o->dumpdir, "kpageflags", kpf, kpf_len);
+		spill(o->dumpdir, "pfns", pm, npages * sizeof(*pm));
+	}
+	printf("conflict=%.6f pages=%zu slots_used=%zu huge=%.4f cpu=%d",
+	       (double)conflicted / npages, npages, distinct, (double)huge / npages, cpu);
+	if (est_ppm >= 0)
+		printf(" est_half_ppm=%ld", est_ppm);
 	printf("\n");
+	return 0;
+}
+
+/*
+ * Pages an allocation of the kernel on node 0 (GFP_KERNEL: the highest
+ * zone below ZONE_MOVABLE, falling back to lower ones) can still take
+ * before it hits a min watermark: the sum over those zones of free - min
+ * - the zone's reserve against allocations of that class ("protection").
+ */
+static long headroom(void)
+{
+	FILE *f = fopen("/proc/zoneinfo", "r");
+	char line[512], name[32];
+	long freep[8], minp[8], prot[8][8], present[8];
+	int nz = -1, node = -1, top = 0;
+	long h = 0;
+
+	if (!f)
+		die("/proc/zoneinfo");
+	while (fgets(line, sizeof(line), f)) {
+		int n;
+		long v[8];
+
+		if (sscanf(line, "Node %d, zone %31s", &n, name) == 2) {
+			if (n != 0 || !strcmp(name, "Movable") || !strcmp(name, "Device") || nz == 7) {
+				node = -1;
+				continue;
+			}
+			node = 0;
+			nz++;
+			freep[nz] = minp[nz] = present[nz] = 0;
+			memset(prot[nz], 0, sizeof(prot[nz]));
+			continue;
+		}
+		if (node != 0)
+			continue;
+		if (sscanf(line, " pages free %ld", &v[0]) == 1)
+			freep[nz] = v[0];
+		else if (sscanf(line, " min %ld", &v[0]) == 1)
+			minp[nz] = v[0];
+		else if (sscanf(line, " present %ld", &v[0]) == 1)
+			present[nz] = v[0];
+		else if (sscanf(line, " protection: (%ld, %ld, %ld, %ld, %ld", &v[0], &v[1], &v[2], &v[3],
+				&v[4]) == 5)
+			memcpy(prot[nz], v, 5 * sizeof(long));
+	}
+	fclose(f);
+	for (int z = 0; z <= nz; z++)
+		if (present[z])
+			top = z;
+	for (int z = 0; z <= top; z++) {
+		long room = freep[z] - minp[z] - prot[z][top];
+
+		if (room > 0)
+			h += room;
+	}
+	return h;
+}
+
+/* Frees BYTES of this process's memory in one go, on this CPU: its
+ * per-CPU list fills up to its high mark. */
+static int cmd_burst(size_t bytes)
+{
+	char *p = map(bytes, 0);
+
+	touch(p, bytes);
+	if (madvise(p, bytes, MADV_DONTNEED))
+		die("madvise(MADV_DONTNEED)");
 	return 0;
 }
 
@@ -242,7 +440,10 @@ static int cmd_hog(double seconds, size_t mib, uint64_t seed)
 			p[s] = NULL;
 		}
 		len[s] = (1 + rnd() % (mib * 1024 * 1024 / SLOTS / page_size)) * page_size;
-		p[s] = map(len[s], (int)(rnd() % 2));
+		p[s] = mmap(NULL, len[s], PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p[s] == MAP_FAILED)
+			die("mmap");
+		madvise(p[s], len[s], rnd() % 2 ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 		touch(p[s], len[s]);
 		cycles++;
 	}
@@ -256,6 +457,7 @@ static const char *errname(int e)
 	case EINVAL: return "EINVAL";
 	case EBUSY: return "EBUSY";
 	case ENODEV: return "ENODEV";
+	case EDOM: return "EDOM";
 	case EINTR: return "EINTR";
 	case ENOMEM: return "ENOMEM";
 	case EPERM: return "EPERM";
@@ -265,21 +467,127 @@ static const char *errname(int e)
 	return strerror(e);
 }
 
+/* One write of text to path: 0, or the errno; -1 when path cannot be
+ * opened. */
+static int write_once(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY), e = 0;
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, strlen(text)) < 0)
+		e = errno;
+	close(fd);
+	return e;
+}
+
+/* oom_kill of /proc/vmstat through fd (kept open, so that reading it
+ * again needs no new buffer). */
+static long oom_kills(int fd)
+{
+	static char buf[1 << 15];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	char *p;
+
+	if (n <= 0)
+		die("/proc/vmstat");
+	buf[n] = 0;
+	p = strstr(buf, "\noom_kill ");
+	return p ? strtol(p + 10, NULL, 10) : -1;
+}
+
+/*
+ * Takes memory until an allocation of the kernel on node 0 has fewer than
+ * margin pages left above the min watermarks, then, in this one process
+ * (a fork would itself need memory), writes "0" to sortfile and value to
+ * paramfile, and gives the memory back. Prints the pages taken, the
+ * headroom left, each write's result and how many times the OOM killer
+ * ran meanwhile.
+ */
+static int cmd_pressed(long margin, const char *sortfile, const char *paramfile, const char *value)
+{
+	size_t chunk = 16 * page_size, pages = 0;
+	int vm = open("/proc/vmstat", O_RDONLY), sort_e, param_e;
+	long h, before, after;
+	char *maps[4096];
+	size_t lens[4096], nmaps = 0;
+
+	if (vm < 0)
+		die("/proc/vmstat");
+	before = oom_kills(vm);
+	while ((h = headroom()) > margin && nmaps < 4096) {
+		size_t step = h - margin > 4096 ? (size_t)(h - margin - 2048) * page_size : chunk;
+		char *p = mmap(NULL, step, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			die("mmap");
+		madvise(p, step, MADV_NOHUGEPAGE);
+		touch(p, step);
+		maps[nmaps] = p;
+		lens[nmaps++] = step;
+		pages += step / page_size;
+	}
+	sort_e = write_once(sortfile, "0");
+	param_e = write_once(paramfile, value);
+	after = oom_kills(vm);
+	while (nmaps--)
+		munmap(maps[nmaps], lens[nmaps]);
+	if (sort_e < 0 || param_e < 0)
+		die("open of the sort or parameter file");
+	printf("pages=%zu headroom=%ld sort=%s param=%s oom_kills=%ld\n", pages, h,
+	       sort_e ? errname(sort_e) : "ok", param_e ? errname(param_e) : "ok", after - before);
+	return 0;
+}
+
 static int cmd_write(const char *path, const char *text)
 {
-	int fd = open(path, O_WRONLY);
-	ssize_t w;
+	int e = write_once(path, text);
 
-	if (fd < 0) {
+	if (e < 0) {
 		printf("open failed: %s\n", errname(errno));
 		return 1;
 	}
-	w = write(fd, text, strlen(text));
-	if (w < 0)
-		printf("%s\n", errname(errno));
-	else
-		printf("ok\n");
-	close(fd);
+	printf("%s\n", e ? errname(e) : "ok");
+	return 0;
+}
+
+static int cmd_writes(const char *path, const char *text, unsigned long count)
+{
+	unsigned long ok = 0, busy = 0, other = 0;
+
+	for (unsigned long i = 0; i < count; i++) {
+		int e = write_once(path, text);
+
+		if (e < 0)
+			die(path);
+		if (!e)
+			ok++;
+		else if (e == EBUSY)
+			busy++;
+		else
+			other++;
+	}
+	printf("ok=%lu EBUSY=%lu other=%lu\n", ok, busy, other);
+	return 0;
+}
+
+static int cmd_readloop(const char *path, double seconds)
+{
+	static char buf[1 << 16];
+	double end = now() + seconds;
+	unsigned long reads = 0, errors = 0;
+
+	while (now() < end) {
+		int fd = open(path, O_RDONLY);
+
+		if (fd < 0 || read(fd, buf, sizeof(buf)) < 0)
+			errors++;
+		else
+			reads++;
+		if (fd >= 0)
+			close(fd);
+	}
+	printf("reads=%lu errors=%lu\n", reads, errors);
 	return 0;
 }
 
@@ -295,23 +603,52 @@ static unsigned long long num(const char *s)
 	return v;
 }
 
+static int usage(void)
+{
+	fprintf(stderr,
+		"usage: zstest age MIB ROUNDS KEEP_PERMILLE READYFILE\n"
+		"       zstest measure BYTES SLOTS WAYS [--sort FILE] [--dump DIR] [--conflicts FILE] [--thp] [--cpu N]\n"
+		"       zstest pressed MARGIN_PAGES SORTFILE PARAMFILE VALUE | burst BYTES | hog SECONDS MIB SEED\n"
+		"       zstest write PATH TEXT | writes PATH TEXT COUNT | readloop PATH SECONDS\n");
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	page_size = (size_t)sysconf(_SC_PAGESIZE);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc == 5 && !strcmp(argv[1], "age"))
-		return cmd_age(num(argv[2]), (unsigned)num(argv[3]), (unsigned)num(argv[4]));
-	if (argc >= 4 && argc <= 6 && !strcmp(argv[1], "measure"))
-		return cmd_measure(num(argv[2]), num(argv[3]), argc >= 5 ? (unsigned)num(argv[4]) : 1,
-				   argc == 6 ? argv[5] : NULL, MEASURE_4K, 0);
-	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "measure-thp"))
-		return cmd_measure(num(argv[2]), num(argv[3]), 1, argc == 5 ? argv[4] : NULL, MEASURE_THP, 0);
-	if (argc == 5 && !strcmp(argv[1], "measure-random"))
-		return cmd_measure(num(argv[2]), num(argv[3]), 1, NULL, MEASURE_RANDOM, num(argv[4]));
+	if (argc == 6 && !strcmp(argv[1], "age"))
+		return cmd_age(num(argv[2]), (unsigned)num(argv[3]), (unsigned)num(argv[4]), argv[5]);
+	if (argc >= 5 && !strcmp(argv[1], "measure")) {
+		struct measure_opts o = { .cpu = -1 };
+
+		for (int i = 5; i < argc; i++) {
+			if (!strcmp(argv[i], "--sort") && i + 1 < argc)
+				o.sortfile = argv[++i];
+			else if (!strcmp(argv[i], "--dump") && i + 1 < argc)
+				o.dumpdir = argv[++i];
+			else if (!strcmp(argv[i], "--conflicts") && i + 1 < argc)
+				o.conflicts = argv[++i];
+			else if (!strcmp(argv[i], "--cpu") && i + 1 < argc)
+				o.cpu = (int)num(argv[++i]);
+			else if (!strcmp(argv[i], "--thp"))
+				o.thp = 1;
+			else
+				return usage();
+		}
+		return cmd_measure(num(argv[2]), num(argv[3]), (unsigned)num(argv[4]), &o);
+	}
+	if (argc == 6 && !strcmp(argv[1], "pressed"))
+		return cmd_pressed((long)num(argv[2]), argv[3], argv[4], argv[5]);
+	if (argc == 3 && !strcmp(argv[1], "burst"))
+		return cmd_burst(num(argv[2]));
 	if (argc == 5 && !strcmp(argv[1], "hog"))
 		return cmd_hog((double)num(argv[2]), num(argv[3]), num(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "write"))
 		return cmd_write(argv[2], argv[3]);
-	fprintf(stderr, "usage: zstest age MIB ROUNDS KEEP_PERMILLE | measure BYTES SLOTS [WAYS [SORTFILE]] | measure-thp BYTES SLOTS [SORTFILE] | measure-random BYTES SLOTS POOL_BYTES | hog SECONDS MIB SEED | write PATH TEXT\n");
-	return 2;
+	if (argc == 5 && !strcmp(argv[1], "writes"))
+		return cmd_writes(argv[2], argv[3], num(argv[4]));
+	if (argc == 4 && !strcmp(argv[1], "readloop"))
+		return cmd_readloop(argv[2], (double)num(argv[3]));
+	return usage();
 }

@@ -1,48 +1,94 @@
-# A throwaway single-node Slurm cluster on localhost: munged on its own
-# socket, slurmctld and slurmd in the foreground of background jobs, all
-# state under one directory. Starts in about a second.
+# A throwaway Slurm cluster on localhost: munged on its own socket,
+# slurmctld, and ZS_NODES slurmd daemons (1 unless set), all state under one
+# directory. Every slurmd runs in a mount and UTS namespace of its own: its
+# host name is its node name and its /run is a directory of its own
+# ($ZS_CLUSTER/nodes/NODE/run), so /run/zonesort, the spool and the pid
+# file are per node, as on separate machines. Everything talks over
+# 127.0.0.1 on free ports. One node starts in about a second, four in two.
 #
 #   cluster_start [slurm.conf lines...]   start; exports SLURM_CONF, ZS_CLUSTER;
 #                                         loads the plugin with $ZS_PLUGSTACK_ARGS
-#                                         when that variable is set
+#                                         when that variable is set. A cluster
+#                                         whose nodes are not all idle within
+#                                         $ZS_CLUSTER_TIMEOUT s (60) is stopped
+#                                         like any other before it returns 1
 #   cluster_start_or_bail [lines...]      cluster_start, or fail the test file
 #                                         ("cluster starts") and exit
 #   cluster_plugstack [args...]           (re)write plugstack.conf with the plugin
 #   cluster_no_plugstack                  an empty plugstack.conf
 #   cluster_reconfigure                   scontrol reconfigure and wait
-#   cluster_wait_idle [timeout]           wait until the node is idle
-#   cluster_wait_job_gone JOBID [timeout] wait until the job and its epilog ended
-#   cluster_node_state                    the node's state, e.g. IDLE, DRAINED
-#   cluster_stop                          shut everything down; keeps the logs
-#                                         only when a test failed
+#   cluster_wait_idle [timeout]           wait until every node is idle
+#   cluster_wait_job_gone JOBID [timeout] wait until the job and its epilogs ended
+#   cluster_node_state [NODE]             a node's state, e.g. idle, drained
+#                                         (NODE: the first node unless given)
+#   cluster_node_run NODE                 the directory that is NODE's /run
+#   cluster_slurmd_log NODE               NODE's slurmd log
+#   cluster_node_of_pid PID               the node a process runs on, if any
+#   cluster_on_node NODE CMD...           run CMD in NODE's mount and UTS
+#                                         namespaces (its /run, its host name)
+#   cluster_daemon_pids                   munged, slurmctld and slurmd pids
+#   cluster_stop                          shut everything down, including what
+#                                         is left of jobs in the node namespaces;
+#                                         keeps the logs only when a test failed
 #
-# Logs: $ZS_CLUSTER/log/{slurmctld,slurmd,munged}.log. Node name: $ZS_NODE.
+# Node names: $ZS_NODE_NAMES (zsnode1 ... zsnodeN); $ZS_NODE is the first.
+# Logs: $ZS_CLUSTER/log/{slurmctld,munged,slurmd-NODE}.log; a single node's
+# log is also log/slurmd.log.
 
-ZS_NODE=zsnode
+: "${ZS_NODES:=1}"
 
 _free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
+# _cluster_node_names N: zsnode1 ... zsnodeN.
+_cluster_node_names() {
+	local i
+	ZS_NODE_NAMES=( )
+	for ((i = 1; i <= $1; i++)); do ZS_NODE_NAMES+=( "zsnode$i" ); done
+	ZS_NODE=${ZS_NODE_NAMES[0]}
+}
+_cluster_node_names "$ZS_NODES"
+
 cluster_start() {
-	local d cpus mem
-	command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v munged >/dev/null || {
-		echo "# slurmctld, slurmd or munged missing: run scripts/install-deps" >&2
+	local d cpus mem node i
+	command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v munged >/dev/null &&
+		command -v unshare >/dev/null || {
+		echo "# slurmctld, slurmd, munged or unshare missing: run scripts/install-deps" >&2
 		return 1
 	}
+	case $ZS_NODES in
+	[1-9]|[1-9][0-9]) ;;
+	*) echo "# ZS_NODES='$ZS_NODES': expected a node count from 1 to 99" >&2; return 1 ;;
+	esac
+	_cluster_node_names "$ZS_NODES"
 	d=$(mktemp -d /tmp/zs-cluster.XXXXXX)
 	chmod 755 "$d"
-	mkdir -p "$d"/{etc,log,state,spool,munge,run}
+	mkdir -p "$d"/{etc,log,state,munge,run}
 	chmod 755 "$d"/{etc,log,munge,run}
+	for node in "${ZS_NODE_NAMES[@]}"; do
+		mkdir -p "$d/nodes/$node/run"
+		chmod 755 "$d/nodes/$node/run"
+	done
 	export ZS_CLUSTER=$d
 	export SLURM_CONF=$d/etc/slurm.conf
+	ZS_CLUSTER_PIDS=
+	ZS_CLUSTER_NS=
 
 	mungekey -c -k "$d/munge/munge.key" 2>/dev/null ||
 		dd if=/dev/urandom of="$d/munge/munge.key" bs=1024 count=1 2>/dev/null
 	chmod 600 "$d/munge/munge.key"
-	munged -f --socket="$d/munge/munge.socket" --key-file="$d/munge/munge.key" \
+	# In the foreground of a background job, so that its pid is known.
+	munged -F -f --socket="$d/munge/munge.socket" --key-file="$d/munge/munge.key" \
 		--pid-file="$d/run/munged.pid" --log-file="$d/log/munged.log" \
-		--seed-file="$d/munge/seed" || return 1
+		--seed-file="$d/munge/seed" >> "$d/log/munged.out" 2>&1 &
+	ZS_CLUSTER_PIDS=$!
+	if ! wait_for 10 test -S "$d/munge/munge.socket"; then
+		echo "# munged did not start; munged.log:" >&2
+		tail -5 "$d/log/munged.log" "$d/log/munged.out" 2>/dev/null | sed 's/^/# /' >&2
+		cluster_stop
+		return 1
+	fi
 
 	cpus=$(nproc)
 	mem=$(slurmd -C | sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p')
@@ -51,18 +97,17 @@ cluster_start() {
 ClusterName=zstest
 SlurmctldHost=$(hostname -s)(127.0.0.1)
 SlurmctldPort=$(_free_port)
-SlurmdPort=$(_free_port)
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=$d/munge/munge.socket
 StateSaveLocation=$d/state
-SlurmdSpoolDir=$d/spool/%n
+SlurmdSpoolDir=/run/slurmd-spool
 SlurmctldPidFile=$d/run/slurmctld.pid
-SlurmdPidFile=$d/run/slurmd.pid
+SlurmdPidFile=/run/slurmd.pid
 SlurmctldLogFile=$d/log/slurmctld.log
-SlurmdLogFile=$d/log/slurmd.log
+SlurmdLogFile=$d/log/slurmd-%n.log
 SlurmctldDebug=info
 SlurmdDebug=info
 PlugStackConfig=$d/etc/plugstack.conf
@@ -85,10 +130,11 @@ CONF
 	for line in "$@"; do
 		echo "$line" >> "$SLURM_CONF"
 	done
-	cat >> "$SLURM_CONF" <<CONF
-NodeName=$ZS_NODE NodeHostname=$(hostname -s) NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
-PartitionName=debug Nodes=$ZS_NODE Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
-CONF
+	# One line per node: each slurmd has a port of its own on 127.0.0.1.
+	for node in "${ZS_NODE_NAMES[@]}"; do
+		echo "NodeName=$node NodeHostname=$node NodeAddr=127.0.0.1 Port=$(_free_port) CPUs=$cpus RealMemory=$mem State=UNKNOWN"
+	done >> "$SLURM_CONF"
+	echo "PartitionName=debug Nodes=$(IFS=,; echo "${ZS_NODE_NAMES[*]}") Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO" >> "$SLURM_CONF"
 	# slurmd decides at start whether any plugin has a job prolog, so the
 	# plugin line must be there before it starts.
 	if [ -n "${ZS_PLUGSTACK_ARGS+set}" ]; then
@@ -97,16 +143,38 @@ CONF
 		: > "$d/etc/plugstack.conf"
 	fi
 	chmod 644 "$d"/etc/*
+	[ "$ZS_NODES" -eq 1 ] && ln -s "slurmd-$ZS_NODE.log" "$d/log/slurmd.log"
 
 	slurmctld -D -c -f "$SLURM_CONF" >> "$d/log/slurmctld.out" 2>&1 &
-	ZS_CLUSTER_PIDS=$!
-	slurmd -D -N "$ZS_NODE" -f "$SLURM_CONF" >> "$d/log/slurmd.out" 2>&1 &
 	ZS_CLUSTER_PIDS="$ZS_CLUSTER_PIDS $!"
-	cluster_wait_idle 30 || {
-		echo "# cluster did not come up; slurmctld.log tail:" >&2
-		tail -5 "$d/log/slurmctld.log" "$d/log/slurmd.log" 2>/dev/null | sed 's/^/# /' >&2
+	for node in "${ZS_NODE_NAMES[@]}"; do
+		# unshare and sh exec, so $! ends up being slurmd itself (or the
+		# command in ZS_SLURMD_WRAP it runs under, such as a pid namespace).
+		setsid unshare --mount --uts --propagation private sh -c '
+			hostname "$1" && mount --bind "$2" /run && mkdir -p /run/slurmd-spool &&
+			exec $4 slurmd -D -N "$1" -f "$3"' sh "$node" "$d/nodes/$node/run" "$SLURM_CONF" \
+			"${ZS_SLURMD_WRAP:-}" \
+			>> "$d/log/slurmd-$node.out" 2>&1 < /dev/null &
+		ZS_CLUSTER_PIDS="$ZS_CLUSTER_PIDS $!"
+	done
+	if ! wait_for "${ZS_CLUSTER_TIMEOUT:-60}" _cluster_up_or_dead || ! _nodes_all_idle; then
+		echo "# cluster $d did not come up within ${ZS_CLUSTER_TIMEOUT:-60} s; node states:" \
+			"$(sinfo -h -N -o '%N=%T' 2>/dev/null | tr '\n' ' ')" >&2
+		tail -v -n 3 "$d"/log/*.log "$d"/log/*.out 2>/dev/null | sed 's/^/# /' >&2
+		cluster_stop
 		return 1
-	}
+	fi
+	_cluster_record_namespaces
+}
+
+# _cluster_up_or_dead: every node is idle, or a daemon has exited (then
+# waiting longer is pointless).
+_cluster_up_or_dead() {
+	local pid
+	for pid in $ZS_CLUSTER_PIDS; do
+		_pid_gone "$pid" && return 0
+	done
+	_nodes_all_idle
 }
 
 cluster_start_or_bail() {
@@ -116,14 +184,84 @@ cluster_start_or_bail() {
 	exit 1
 }
 
-cluster_node_state() {
-	sinfo -h -N -n "$ZS_NODE" -o '%T' 2>/dev/null | head -1
+# The mount namespace of each slurmd, once it is surely its own (not the
+# test's, as before unshare ran): cluster_stop ends what is left in them.
+_cluster_record_namespaces() {
+	local pid ns own
+	own=$(readlink /proc/self/ns/mnt)
+	for pid in $ZS_CLUSTER_PIDS; do
+		ns=$(readlink "/proc/$pid/ns/mnt" 2>/dev/null) || continue
+		[ "$ns" != "$own" ] && [[ " $ZS_CLUSTER_NS " != *" $ns "* ]] && ZS_CLUSTER_NS="$ZS_CLUSTER_NS $ns"
+	done
 }
 
-_node_is() { [[ "$(cluster_node_state)" == $1 ]]; }
+cluster_daemon_pids() {
+	echo $ZS_CLUSTER_PIDS
+}
+
+cluster_node_run() {
+	echo "$ZS_CLUSTER/nodes/$1/run"
+}
+
+cluster_slurmd_log() {
+	echo "$ZS_CLUSTER/log/slurmd-$1.log"
+}
+
+# _cluster_slurmd_pid NODE: the pid started for NODE's slurmd.
+_cluster_slurmd_pid() {
+	local node
+	set -- "$1" $ZS_CLUSTER_PIDS
+	local want=$1; shift 3	# the node, munged, slurmctld
+	for node in "${ZS_NODE_NAMES[@]}"; do
+		[ "$node" = "$want" ] && { echo "$1"; return 0; }
+		shift
+	done
+	return 1
+}
+
+cluster_on_node() {
+	local pid
+	pid=$(_cluster_slurmd_pid "$1") || { echo "cluster_on_node: no node $1" >&2; return 1; }
+	shift
+	# Entering a mount namespace resets the root and working directories
+	# to the namespace's own: keep slurmd's root (a chroot, in the cache-
+	# node guest) and this directory.
+	nsenter -t "$pid" -m -u -r -w"$PWD" -- "$@"
+}
+
+# cluster_node_of_pid PID: the node whose namespace the process runs in
+# (its host name there), nothing for a process outside the cluster.
+cluster_node_of_pid() {
+	local uts node_uts pid node
+	uts=$(readlink "/proc/$1/ns/uts" 2>/dev/null) || return 1
+	set -- $ZS_CLUSTER_PIDS
+	shift 2	# munged, slurmctld
+	for node in "${ZS_NODE_NAMES[@]}"; do
+		pid=$1; shift
+		node_uts=$(readlink "/proc/$pid/ns/uts" 2>/dev/null) || continue
+		if [ "$uts" = "$node_uts" ] && [ "$uts" != "$(readlink /proc/self/ns/uts)" ]; then
+			echo "$node"
+			return 0
+		fi
+	done
+	return 1
+}
+
+cluster_node_state() {
+	sinfo -h -N -n "${1:-$ZS_NODE}" -o '%T' 2>/dev/null | head -1
+}
+
+_node_is() { [[ "$(cluster_node_state "${2:-}")" == $1 ]]; }
+
+# _nodes_all_idle: every node of the cluster reports idle.
+_nodes_all_idle() {
+	local states
+	states=$(sinfo -h -N -o '%N %T' 2>/dev/null | sort -u | awk '$2 == "idle" { n++ } END { print n + 0 }')
+	[ "$states" -eq "${#ZS_NODE_NAMES[@]}" ]
+}
 
 cluster_wait_idle() {
-	wait_for "${1:-30}" _node_is idle
+	wait_for "${1:-30}" _nodes_all_idle
 }
 
 cluster_plugstack() {
@@ -141,25 +279,43 @@ cluster_reconfigure() {
 _job_gone() {
 	local state
 	state=$(squeue -h -j "$1" -o '%T' 2>/dev/null)
-	[ -z "$state" ] && ! _node_is '*completing*'
+	[ -z "$state" ] && ! sinfo -h -N -o '%T' 2>/dev/null | grep -q completing
 }
 
 cluster_wait_job_gone() {
 	wait_for "${2:-60}" _job_gone "$1"
 }
 
+# _cluster_kill_namespaces: SIGKILL to every process left in the nodes'
+# mount namespaces (slurmstepd, job tasks, helpers of an interrupted test).
+_cluster_kill_namespaces() {
+	local ns p
+	[ -n "$ZS_CLUSTER_NS" ] || return 0
+	for p in /proc/[0-9]*; do
+		ns=$(readlink "$p/ns/mnt" 2>/dev/null) || continue
+		[[ " $ZS_CLUSTER_NS " == *" $ns "* ]] && kill -9 "${p#/proc/}" 2>/dev/null
+	done
+	return 0
+}
+
 cluster_stop() {
 	[ -n "${ZS_CLUSTER:-}" ] || return 0
+	local pid munged_pid
+	_cluster_record_namespaces
+	# munged goes last: slurmctld and slurmd need it to shut down.
+	munged_pid=${ZS_CLUSTER_PIDS%% *}
 	scontrol shutdown >/dev/null 2>&1
-	local pid
 	# The daemons' pids are kept in memory: a test's files may be gone.
-	for pid in ${ZS_CLUSTER_PIDS:-}; do
-		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$pid" 2>/dev/null
+	for pid in ${ZS_CLUSTER_PIDS#"$munged_pid"}; do
+		wait_for 5 _pid_gone "$pid" || kill -9 "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	done
-	munged -s --socket="$ZS_CLUSTER/munge/munge.socket" >/dev/null 2>&1 ||
-		kill "$(cat "$ZS_CLUSTER/run/munged.pid" 2>/dev/null)" 2>/dev/null
+	_cluster_kill_namespaces
+	if [ -n "$munged_pid" ]; then
+		kill "$munged_pid" 2>/dev/null
+		wait_for 5 _pid_gone "$munged_pid" || kill -9 "$munged_pid" 2>/dev/null
+		wait "$munged_pid" 2>/dev/null
+	fi
 	# Keep the logs of a failed test, drop the rest.
 	if [ "${tap_failed:-0}" -gt 0 ] || [ -n "${ZS_KEEP_CLUSTER:-}" ]; then
 		echo "# cluster logs kept in $ZS_CLUSTER/log"
@@ -168,4 +324,13 @@ cluster_stop() {
 	fi
 	ZS_CLUSTER=
 	ZS_CLUSTER_PIDS=
+	ZS_CLUSTER_NS=
+}
+
+# _pid_gone PID: the process has exited (a zombie child counts as gone).
+_pid_gone() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null)
+	stat=${stat##*) }
+	[ -z "$stat" ] || [ "${stat%% *}" = Z ]
 }

@@ -34,7 +34,7 @@ done
 for f in Kbuild Makefile dkms.conf zonesort_main.c zonesort_policy.c zonesort_policy.h; do
 	has "kmod/${f//./\\.}" "kmod/$f (DKMS source)"
 done
-for d in lib unit cluster nhc stream kmod diag package; do
+for d in lib unit cluster nhc stream kmod diag package observe node fuzz; do
 	has "tests/$d/.+" "tests/$d/ is shipped"
 done
 has 'tests/package/02-dist\.t' "this test is shipped"

@@ -36,8 +36,14 @@ run "$S" --json --size 96M --repeats 3
 best=$(printf '%s' "$out" | jq .kernels.triad.best_gbs)
 run "$S" --json --size 96M --repeats 3 --min-bw "$(awk -v b="$best" 'BEGIN { printf "%.3f", b * 4 }')"
 is "$rc" 1 "four times this machine's best triad is below: exit 1"
-run "$S" --json --size 96M --repeats 3 --min-bw "$(awk -v b="$best" 'BEGIN { printf "%.3f", b / 4 }')"
-is "$rc" 0 "a quarter of this machine's best triad is met: exit 0"
+# A shared machine's triad can fall several-fold between two runs, so the passing
+# side sits far below the first run and the exit status is checked against the
+# run's own printed figure as well.
+low=$(awk -v b="$best" 'BEGIN { printf "%.3f", b / 100 }')
+run "$S" --json --size 96M --repeats 3 --min-bw "$low"
+is "$rc" 0 "a hundredth of this machine's best triad is met: exit 0"
+again=$(printf '%s' "$out" | jq .kernels.triad.best_gbs)
+num_ok "the passing run's own triad ($again GB/s) is at least the threshold ($low GB/s)" "$again >= $low"
 
 # The readable output keeps its table and says the same line.
 run "$S" --size 96M --repeats 3 --min-bw 1000TB/s

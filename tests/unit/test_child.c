@@ -7,6 +7,7 @@
 #include "tap.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,26 +53,68 @@ int main(void)
 	char *missing[] = { "nope", NULL };
 	rc = zs_run("/nonexistent/nope", missing, 1000, out, sizeof(out), err);
 	ok(rc == -1, "a missing program is an error");
-	err_has(err, "could not be started", "and says so");
+	err_has(err, "cannot execute /nonexistent/nope: No such file or directory",
+		"and says why, from the exec itself");
+
+	struct zs_child c;
+
+	ok(zs_spawn("/etc/passwd", missing, -1, &c, err) == -1, "spawning a file that is not executable fails at once");
+	err_has(err, "Permission denied", "with the exec error");
+	ok(waitpid(-1, NULL, WNOHANG) == -1, "the failed child was reaped");
 
 	/* A child that ignores SIGTERM is killed after the bound. */
 	char *stubborn[] = { "sh", "-c", "trap '' TERM; sleep 30", NULL };
-	pid_t pid = zs_spawn("/bin/sh", stubborn, -1, err);
-	int st;
 
-	ok(pid > 0, "spawned a child that ignores SIGTERM");
+	ok(zs_spawn("/bin/sh", stubborn, -1, &c, err) == 0 && c.pid > 0, "spawned a child that ignores SIGTERM");
 	usleep(100000);
 	t0 = zs_now();
-	ok(zs_stop(pid, 200, 2000, &st) == 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
-	   "zs_stop reaps it with SIGKILL");
+	ok(zs_stop(&c, 200, 2000) == 0 && c.have_status && WIFSIGNALED(c.status) &&
+	   WTERMSIG(c.status) == SIGKILL, "zs_stop reaps it with SIGKILL");
 	ok(zs_now() - t0 < 1.0, "within the bound (%.2f s)", zs_now() - t0);
 
 	char *polite[] = { "sleep", "30", NULL };
-	pid = zs_spawn("/bin/sleep", polite, -1, err);
+	zs_spawn("/bin/sleep", polite, -1, &c, err);
 	t0 = zs_now();
-	ok(zs_stop(pid, 1000, 1000, &st) == 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM,
-	   "a normal child ends on SIGTERM even though the parent blocks it");
+	ok(zs_stop(&c, 1000, 1000) == 0 && c.have_status && WIFSIGNALED(c.status) &&
+	   WTERMSIG(c.status) == SIGTERM, "a normal child ends on SIGTERM even though the parent blocks it");
 	ok(zs_now() - t0 < 0.5, "quickly (%.2f s)", zs_now() - t0);
 	ok(waitpid(-1, NULL, WNOHANG) == -1, "no child left unreaped");
+
+	/* slurmstepd reaps any child with wait3(): a child that exits early
+	 * is gone before we stop it, and its pid may be someone else's. */
+	char *quick[] = { "true", NULL };
+
+	ok(zs_spawn("/bin/true", quick, -1, &c, err) == 0, "spawned a child that exits at once");
+	usleep(100000);
+	ok(wait3(NULL, 0, NULL) == c.pid, "another waiter (as slurmstepd's wait3) reaps it");
+	ok(c.pidfd >= 0, "the child is held by a pidfd");
+	ok(zs_child_signal(&c, SIGTERM) == 1, "signalling it sends nothing: it is known to be gone");
+	ok(zs_stop(&c, 100, 100) == 0 && c.ended && !c.have_status,
+	   "stopping it ends at once, without a status and without ECHILD trouble");
+
+	/* Kernels before 5.9 have no close_range: the fallback closes up to
+	 * the larger of RLIMIT_NOFILE and the highest open descriptor, so a
+	 * descriptor opened before the limit was lowered is closed too (and
+	 * one above 65536 where the limit allows it; this machine's hard
+	 * limit may not). */
+	struct rlimit rl, low = { 64, 0 };
+	int high;
+
+	getrlimit(RLIMIT_NOFILE, &rl);
+	high = rl.rlim_max > 200000 ? 150000 : (int)rl.rlim_max - 1;
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	zs_child_set_close_range(false);
+	ok(dup2(1, high) == high, "parent holds descriptor %d", high);
+	low.rlim_max = rl.rlim_max;
+	ok(setrlimit(RLIMIT_NOFILE, &low) == 0, "and lowers its soft limit to 64 afterwards");
+	char *fds[] = { "sh", "-c", "ls /proc/$$/fd | tr '\\n' ' '", NULL };
+
+	rc = zs_run("/bin/sh", fds, 5000, out, sizeof(out), err);
+	snprintf(err, sizeof(err), " %d ", high);
+	ok(rc == 0 && !strstr(out, err), "without close_range, descriptor %d is closed in the child (fds: %s)", high, out);
+	close(high);
+	setrlimit(RLIMIT_NOFILE, &rl);
+	zs_child_set_close_range(true);
 	return done_testing();
 }

@@ -19,7 +19,10 @@ int main(void)
 	snprintf(buf, sizeof(buf), "%d", max + 1);
 	ok(!zs_nodeset_parse("nodes", buf, err), "a node past the last is refused");
 	err_has(err, buf, "names the node list");
-	static const char *const bad[] = { "", "-1", "0-", "a", "0,,0", ",0", "0,", "1-0", "0x0" };
+	b = zs_nodeset_parse("nodes", "0,1000", err);
+	ok(!b, "a node this host lacks is refused when the node set is made (sort time)");
+	err_has(err, "NUMA node 1000 does not exist on this host", "with a clear message");
+	static const char *const bad[] = { "", "-1", "0-", "a", "0,,0", ",0", "0,", "1-0", "0x0", "--" };
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		b = zs_nodeset_parse("nodes", bad[i], err);
 		ok(!b, "'%s' refused", bad[i]);

@@ -61,6 +61,53 @@ static void sizes(void)
 	}
 	err_has(err, "GiB", "size error lists the units");
 	ok(zs_parse_size("s", "99999999999T", &v, err), "overflowing size refused");
+
+	/* Exact integers: no trip through a double. */
+	ok(!zs_parse_size("s", "9007199254740993", &v, err) && v == 9007199254740993ULL,
+	   "2^53 + 1 stays exact (got %llu)", (unsigned long long)v);
+	ok(!zs_parse_size("s", "9223372036854775807", &v, err) && v == INT64_MAX, "2^63 - 1 parses");
+	ok(zs_parse_size("s", "9223372036854775808", &v, err), "2^63 is too large");
+	ok(zs_parse_size("s", "18446744073709551616", &v, err), "2^64 is too large");
+	err_has(err, "too large", "and says so");
+	v = 7;
+	ok(zs_parse_size("cache_size", "10000000TB", &v, err) && v == 7, "10000000TB overflows and is refused");
+	err_has(err, "'10000000TB' is too large", "naming the value");
+	ok(zs_parse_size("s", "16777216T", &v, err), "2^64 bytes in T refused");
+	ok(!zs_parse_size("s", "16777215.999999999999T", &v, err) || 1, "long fractions do not crash");
+	ok(!zs_parse_size("s", "0.5K", &v, err) && v == 512, "0.5K is 512");
+	ok(!zs_parse_size("s", "1.25KB", &v, err) && v == 1250, "1.25KB is 1250");
+	ok(zs_parse_size("s", "1.5B", &v, err), "1.5B is not a whole number of bytes");
+	err_has(err, "whole number of bytes", "and says so");
+	ok(zs_parse_size("s", "1.0001K", &v, err), "1.0001K is not whole bytes");
+	ok(!zs_parse_size("s", "96GiB", &v, err) && v == 96ULL << 30, "96GiB");
+}
+
+static void nodelists(void)
+{
+	char err[ZS_ERRLEN];
+
+	ok(!zs_parse_nodelist("nodes", "0-3,6", 1023, NULL, NULL, err), "0-3,6");
+	ok(!zs_parse_nodelist("nodes", "1023", 1023, NULL, NULL, err), "1023");
+	static const char *const bad[] = { "", ",", "--", "3-1", "0,,1", ",0", "0,", "0-", "-0",
+					   "0--1", "1-2-3", " 0", "0 ", "a", "0x1", "1024", "0-1024",
+					   "99999999999999999999999" };
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ok(zs_parse_nodelist("nodes", bad[i], 1023, NULL, NULL, err), "nodes '%s' refused", bad[i]);
+		err_has(err, "nodes", "the error names the setting");
+	}
+	zs_parse_nodelist("nodes", "3-1", 1023, NULL, NULL, err);
+	err_has(err, "reversed", "3-1 is called reversed");
+}
+
+static void escaping(void)
+{
+	char err[ZS_ERRLEN], buf[64];
+
+	zs_fail(err, "bad '%s'", "x\n[2038-01-01] forged\r\x1b[31m");
+	ok(!strpbrk(err, "\n\r\x1b"), "no control character survives in a message");
+	err_has(err, "x\\x0a[2038", "a newline is written as \\x0a");
+	is_str(zs_escape("a\tb", buf, sizeof(buf)), "a\\x09b", "escape a tab");
+	is_str(zs_escape(zs_escape("a\tb", buf, sizeof(buf)), err, sizeof(err)), "a\\x09b", "escaping twice changes nothing");
 }
 
 static void bandwidths(void)
@@ -114,5 +161,7 @@ int main(void)
 	bandwidths();
 	key_values();
 	formatting();
+	nodelists();
+	escaping();
 	return done_testing();
 }

@@ -4,6 +4,8 @@
 #include "policy.h"
 #include "tap.h"
 
+#include <string.h>
+
 static int parse(struct zs_policy *p, char *err, int n, char **words)
 {
 	zs_policy_defaults(p);
@@ -42,8 +44,14 @@ static void site_policy(void)
 		{ "allow_off=perhaps", "perhaps" },
 		{ "sysfs=relative/dir", "absolute path" },
 		{ "helper=zonesort", "absolute path" },
-		{ "cache_size=3GiB", "power of two" },
-		{ "cache_size=1K", "power of two" },
+		{ "cache_size=12345", "whole number of 4096-byte pages" },
+		{ "cache_size=1K", "whole number of 4096-byte pages" },
+		{ "cache_size=10000000TB", "too large" },
+		{ "nodes=3-1", "reversed" },
+		{ "nodes=,", "nodes=," },
+		{ "nodes=--", "nodes=--" },
+		{ "nodes=0,,1", "nodes=0,,1" },
+		{ "nodes=", "empty" },
 		{ "ways=0", "ways" },
 		{ "nodes=a-b", "nodes=a-b" },
 		{ "modprobe=evil;rm", "module name" },
@@ -62,6 +70,18 @@ static void site_policy(void)
 	char *contra[] = { "default=off", "allow_off=no" };
 
 	ok(parse(&p, err, 2, contra), "default=off with allow_off=no refused");
+
+	/* Optane Memory Mode near memory: 96, 192, 384 GiB. */
+	char *optane[] = { "cache_size=96GiB", "ways=1" };
+
+	ok(!parse(&p, err, 2, optane) && p.cache_size == 96ULL << 30, "cache_size=96GiB accepted");
+	char *mib384[] = { "cache_size=384MiB", "ways=3" };
+
+	ok(!parse(&p, err, 2, mib384), "cache_size=384MiB with ways=3 accepted (slots of 3 whole pages)");
+	char *odd[] = { "ways=5", "cache_size=96GiB" };
+
+	ok(parse(&p, err, 2, odd), "96GiB with 5 ways refused, whatever the order");
+	err_has(err, "multiple of ways x page size", "and says what is accepted");
 }
 
 static void requests(void)
@@ -84,6 +104,8 @@ static void requests(void)
 	}
 	err_has(err, "'30s'", "names the value");
 	err_has(err, "off, on", "lists the words");
+	ok(zs_request_parse(&p, "5\n[2038] zonesort: forged", &r, err), "a value with a newline is refused");
+	ok(!strchr(err, '\n'), "and the message holds no newline (%s)", err);
 	p.allow_off = false;
 	ok(zs_request_parse(&p, "off", &r, err), "off refused when the site forbids it");
 	err_has(err, "not allowed", "says it is not allowed");

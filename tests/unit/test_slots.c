@@ -20,6 +20,76 @@ static bool near(double a, double b, double tol)
 	return fabs(a - b) <= tol;
 }
 
+/* Independent oracle: the slot from the physical address, as the cache
+ * indexes it: (address mod (size / ways)) / page, in 128-bit arithmetic;
+ * for an extended-linear range, the address counted from the range. */
+static uint64_t oracle_slot(uint64_t size, uint64_t ways, uint64_t base_pfn, uint64_t pfn)
+{
+	unsigned __int128 addr = (unsigned __int128)(pfn - base_pfn) * 4096;
+
+	return (uint64_t)((addr % (size / ways)) / 4096);
+}
+
+static void non_power_of_two(void)
+{
+	static const struct {
+		uint64_t size;
+		int ways;
+	} geoms[] = {
+		{ 96ULL << 30, 1 }, { 192ULL << 30, 1 }, { 384ULL << 30, 1 }, { 384ULL << 20, 1 },
+		{ 384ULL << 20, 3 }, { 96ULL << 30, 2 }, { 3ULL << 20, 1 },
+	};
+	char err[ZS_ERRLEN], buf[96];
+	struct zs_slotgeom g;
+	uint64_t rng = 12345;
+
+	for (unsigned i = 0; i < sizeof(geoms) / sizeof(geoms[0]); i++) {
+		bool init = !zs_slotgeom_init(&g, geoms[i].size, geoms[i].ways, 4096, "c", "w", err);
+		bool same = init;
+
+		ok(init && g.nslots == geoms[i].size / ((uint64_t)geoms[i].ways * 4096),
+		   "%s: %llu slots", zs_slotgeom_describe(&g, buf, sizeof(buf)), (unsigned long long)g.nslots);
+		for (unsigned k = 0; init && k < 100000; k++) {
+			rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+			uint64_t pfn = (rng >> 20) % (1ULL << 40);
+
+			if (zs_slot_of(&g, pfn) != oracle_slot(geoms[i].size, (uint64_t)geoms[i].ways, 0, pfn))
+				same = false;
+		}
+		ok(same, "%s: slot of 100000 random frames = the address oracle", buf);
+	}
+	/* Flat Memory Mode: a 96 GiB near memory caching 96 GiB far memory,
+	 * the range starting at 130 GiB. */
+	zs_slotgeom_init(&g, 96ULL << 30, 1, 4096, "c", "w", err);
+	g.base_pfn = (130ULL << 30) / 4096;
+	bool same = true, alias = true;
+
+	for (unsigned k = 0; k < 100000; k++) {
+		rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+		uint64_t off = (rng >> 20) % g.nslots, pfn = g.base_pfn + off;
+
+		if (zs_slot_of(&g, pfn) != oracle_slot(96ULL << 30, 1, g.base_pfn, pfn))
+			same = false;
+		if (zs_slot_of(&g, pfn) != zs_slot_of(&g, pfn + g.nslots) || zs_slot_of(&g, pfn) != off)
+			alias = false;
+	}
+	ok(same, "extended-linear: slots count from the range's first frame");
+	ok(alias, "extended-linear: X and X + 96 GiB share a slot, the near range takes every slot once");
+	ok(zs_slot_of(&g, g.base_pfn - 1) == g.nslots - 1, "a frame just below the range wraps to the last slot");
+	err_has(zs_slotgeom_describe(&g, buf, sizeof(buf)), "96 GiB direct-mapped extended-linear", "describe says extended-linear");
+
+	/* The buddy model on a 3-slot cache of 3 pages: blocks at 0 (order 1:
+	 * slots 0, 1) and 4 (order 0: slot 1) collide in slot 1. */
+	struct zs_potential pot;
+	uint64_t o0[] = { 4 }, o1[] = { 0 };
+	struct zs_freeblock_list lists[2] = { { o0, 1 }, { o1, 1 } };
+	struct zs_zone_blocks zone = { lists, 2 };
+
+	zs_slotgeom_init(&g, 3 * 4096, 1, 4096, "c", "w", err);
+	ok(!zs_potential_compute(&g, &zone, 1, 3, 0, 1, &pot, err) && pot.allocated == 3 &&
+	   near(pot.conflicting, 2.0, 1e-12), "3-slot cache: the buddy model counts the collision in slot 1");
+}
+
 static void geometry(void)
 {
 	char err[ZS_ERRLEN];
@@ -33,14 +103,16 @@ static void geometry(void)
 	   g.fully_associative, "fully associative 1 MiB: one slot of 256 pages");
 	ok(zs_slotgeom_init(&g, 0, 1, 4096, "--cache-size", "--ways", err), "cache size 0 refused");
 	err_has(err, "--cache-size 0", "the error names the option and the value");
-	ok(zs_slotgeom_init(&g, 48ULL << 20, 1, 4096, "--cache-size", "--ways", err), "48 MiB refused");
-	err_has(err, "50331648", "the error names the value");
-	err_has(err, "power of two", "the error says a power of two is needed");
+	ok(zs_slotgeom_init(&g, (48ULL << 20) + 512, 1, 4096, "--cache-size", "--ways", err),
+	   "48 MiB + 512 B refused");
+	err_has(err, "50332160", "the error names the value");
+	err_has(err, "multiple of the page size", "the error says what is accepted");
 	ok(zs_slotgeom_init(&g, 2048, 1, 4096, "--cache-size", "--ways", err), "smaller than a page refused");
 	ok(zs_slotgeom_init(&g, 64ULL << 20, 0, 4096, "c", "--ways", err), "ways 0 refused");
 	err_has(err, "--ways", "the error names --ways");
 	ok(zs_slotgeom_init(&g, 64ULL << 20, 3, 4096, "c", "--ways", err),
 	   "3 ways do not divide 64 MiB into page slots");
+	non_power_of_two();
 	ok(zs_slotgeom_init(&g, 64ULL << 20, 65, 4096, "c", "--ways", err), "65 ways refused");
 	ok(!zs_slotgeom_init(&g, 64ULL << 20, 1, 4096, "c", "w", err) && zs_slot_of(&g, 16384 + 7) == 7 &&
 	   zs_slot_of(&g, 5 * 16384) == 0, "slot = pfn mod slots");

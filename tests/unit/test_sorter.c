@@ -138,6 +138,142 @@ static void compaction_backend(void)
 	zs_sorter_close(s);
 }
 
+static void write_text(const char *rel, const char *text)
+{
+	char f[PATH_MAX];
+	FILE *fp;
+
+	path(f, sizeof(f), rel);
+	fp = fopen(f, "w");
+	if (fp) {
+		fputs(text, fp);
+		fclose(fp);
+	}
+}
+
+/* Stamps from another boot or from the future must not hold sorting off. */
+static void stamps(void)
+{
+	char fifo[PATH_MAX], boot[64] = "", text[200];
+	struct zs_tally t = { 0 };
+	struct zs_sorter *s;
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+	int rd;
+
+	if (f && fgets(boot, sizeof(boot), f))
+		boot[strcspn(boot, "\n")] = '\0';
+	if (f)
+		fclose(f);
+	path(fifo, sizeof(fifo), "kernel/nodeid");
+	unlink(fifo);
+	mkfifo(fifo, 0600);
+	rd = open(fifo, O_RDONLY | O_NONBLOCK);
+	s = open_sorter("kernel");
+
+	snprintf(text, sizeof(text), "boot %s %lld\n", boot, zs_boottime_ns() + 3600LL * 1000000000LL);
+	write_text("state/node0.last", text);
+	zs_sorter_sort(s, 3600, &t, remember, NULL);
+	ok(last.outcome == ZS_SORTED, "a stamp from the future counts as absent: the node is sorted (%s)",
+	   zs_outcome_name(last.outcome));
+	write_text("state/node0.last", "boot 00000000-0000-0000-0000-000000000000 1\n");
+	zs_sorter_sort(s, 3600, &t, remember, NULL);
+	ok(last.outcome == ZS_SORTED, "a stamp from another boot counts as absent");
+	write_text("state/node0.last", "1\n");
+	zs_sorter_sort(s, 3600, &t, remember, NULL);
+	ok(last.outcome == ZS_SORTED, "a stamp without a boot id counts as absent");
+	zs_sorter_sort(s, 3600, &t, remember, NULL);
+	ok(last.outcome == ZS_RECENT, "the stamp just written holds the next sort off");
+	long long began = zs_sorter_last_start(s);
+
+	ok(began > 0 && began <= zs_boottime_ns(), "the sorter tells when its last sort began");
+	zs_sorter_close(s);
+	close(rd);
+	unlink(fifo);
+
+	ok(zs_helper_min_interval(10, 12) == 10, "helper skip threshold: min_period when above half the period");
+	ok(zs_helper_min_interval(10, 60) == 30, "half the period when above min_period");
+}
+
+/* The state directory must be root's alone, and nothing in it is opened
+ * through a link. */
+static void state_directory(void)
+{
+	char dir[PATH_MAX], victim[PATH_MAX], link[PATH_MAX], fifo[PATH_MAX], got[64] = "";
+	struct zs_tally t = { 0 };
+	struct zs_sorter *s;
+	FILE *f;
+	int rd;
+
+	path(fifo, sizeof(fifo), "kernel/nodeid");
+	unlink(fifo);
+	mkfifo(fifo, 0600);
+	rd = open(fifo, O_RDONLY | O_NONBLOCK);
+
+	/* A root-owned file a user wants overwritten, named by a link the user
+	 * left in the state directory. */
+	path(victim, sizeof(victim), "victim");
+	write_text("victim", "precious\n");
+	path(link, sizeof(link), "state/node0.last");
+	unlink(link);
+	ok(symlink(victim, link) == 0, "a link node0.last -> victim in the state directory");
+	s = open_sorter("kernel");
+	zs_sorter_sort(s, 0, &t, remember, NULL);
+	zs_sorter_close(s);
+	f = fopen(victim, "r");
+	ok(f && fgets(got, sizeof(got), f) && !strcmp(got, "precious\n"), "the victim is untouched after a sort (%s)", got);
+	if (f)
+		fclose(f);
+	struct stat st;
+
+	ok(lstat(link, &st) == 0 && S_ISREG(st.st_mode), "the link was replaced by a stamp file, not followed");
+
+	path(link, sizeof(link), "state/lock");
+	unlink(link);
+	ok(symlink(victim, link) == 0, "a link lock -> victim");
+	s = open_sorter("kernel");
+	ok(zs_sorter_sort(s, 0, &t, remember, NULL) == -1 && last.outcome == ZS_FAILED, "a linked lock file fails the sort");
+	zs_sorter_close(s);
+	unlink(link);
+
+	/* The old cache-layout temporary name was statedir/memcache.<pid>. */
+	snprintf(link, sizeof(link), "%s/state/memcache.%d", root, (int)getpid());
+	ok(symlink(victim, link) == 0, "a link at the old guessable temporary name");
+	struct zs_policy p;
+	struct zs_sorter *s2 = NULL;
+	char err[ZS_ERRLEN];
+
+	policy_for(&p, "kernel");
+	zs_policy_set(&p, "nodes=auto", NULL);
+	ok(zs_sorter_open(&p, &s2, err) == 0, "discovery through the state directory works");
+	zs_sorter_close(s2);
+	f = fopen(victim, "r");
+	ok(f && fgets(got, sizeof(got), f) && !strcmp(got, "precious\n"), "the victim is untouched by the cache-layout copy");
+	if (f)
+		fclose(f);
+	unlink(link);
+
+	path(dir, sizeof(dir), "state");
+	chmod(dir, 0775);
+	s = open_sorter("kernel");
+	ok(zs_sorter_sort(s, 0, &t, remember, NULL) == -1 && last.outcome == ZS_FAILED,
+	   "a group-writable state directory is refused");
+	err_has(last.msg, dir, "the refusal names the directory");
+	err_has(last.msg, "mode 0775", "and its mode");
+	err_has(last.msg, "owner uid 0", "and its owner");
+	zs_sorter_close(s);
+	chmod(dir, 0755);
+
+	path(dir, sizeof(dir), "state");
+	ok(chown(dir, 65534, 65534) == 0, "state directory given to nobody");
+	s = open_sorter("kernel");
+	ok(zs_sorter_sort(s, 0, &t, remember, NULL) == -1, "a state directory owned by another user is refused");
+	err_has(last.msg, "owner uid 65534", "naming the owner");
+	zs_sorter_close(s);
+	ok(chown(dir, 0, 0) == 0, "and back to root");
+	close(rd);
+	unlink(fifo);
+}
+
 static void tally_lines(void)
 {
 	struct zs_tally t = { 3, 2, 1, 0, 0, 0.25 }, u;
@@ -166,6 +302,8 @@ int main(void)
 	path(d, sizeof(d), "node");
 	mkdir(d, 0755);
 	kernel_backend();
+	stamps();
+	state_directory();
 	compaction_backend();
 	tally_lines();
 	char cmd[PATH_MAX + 16];

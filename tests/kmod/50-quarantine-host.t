@@ -7,7 +7,7 @@
 # the cache, in 4 KiB pages and in transparent huge pages, goes through
 # the simulated allocator. Collisions are counted by the simulator, with
 # no code of the module's. The simulator stands in for a node's free
-# lists, which only a kernel has (41-remedy-vm.t measures those).
+# lists, which only a kernel has (51-quarantine-vm.t measures those).
 # Then the sorter library's quarantine= switch, against a directory
 # standing in for the module's sysfs files.
 . "$(dirname "$0")/../lib/tap.sh"

@@ -26,14 +26,14 @@ remedy_test() {
 		_tap_result 1 "a Debian $series kernel with headers is installed (/boot/vmlinuz-$series.*, linux-headers; scripts/debian-packages.kmod)"
 		return
 	fi
-	ko=$(km_build "$kver")
+	ko=$(km_build "" "$kver")
 	ok "$series: module builds for $kver" test -n "$ko" || return
 	initrd=$KM_WORK/remedy-$kver.cpio.gz
 	log=$KM_WORK/remedy-$kver.log
 	ok "$series: initramfs packed" km_initramfs "$initrd" "$kver" "$ko" \
 		"$ZS_SRCDIR/tests/kmod/guest-remedy.sh" || return
 	local t0=$SECONDS
-	KM_APPEND="ZS_REMEDY_ROUNDS=1" km_boot "$kver" "$initrd" "$log" 256M 1G 2 600
+	KM_APPEND="ZS_REMEDY_ROUNDS=1" km_boot "" "$kver" "$initrd" "$log" 1G:256M 2 600
 	ok "$series: guest ran every step to its end marker ($((SECONDS - t0)) s, log $log)" \
 		grep -q '^ZSTEST_END rc=0' <(tr -d '\r' < "$log") || {
 		tr -d '\r' < "$log" | grep -E '^ZSTEST_FAIL|Kernel panic|BUG' | sed 's/^/# /'
@@ -45,9 +45,9 @@ remedy_test() {
 	local u4 s4 q4 c4 cq4 ut st qt ct rn
 	u4=$(g r1_unsorted_4k) s4=$(g r1_sort_4k) q4=$(g r1_quar_4k) c4=$(g r1_compact_4k)
 	cq4=$(g r1_compactquar_4k) ut=$(g r1_unsorted_thp) st=$(g r1_sort_thp) qt=$(g r1_quar_thp)
-	ct=$(g r1_compact_thp) rn=$(g r1_random_4k)
-	diag "$series half-cache collisions, 4 KiB pages: unsorted $u4, random $rn, sort $s4, quarantine $q4, compaction+sort $c4, compaction+quarantine $cq4"
-	diag "$series ... transparent huge pages: unsorted $ut, sort $st, quarantine $qt, compaction+sort $ct ($(g r1_quar_thp_kb) KiB in huge pages)"
+	ct=$(g r1_compact_thp)
+	diag "$series half-cache collisions, 4 KiB pages: unsorted $u4, sort $s4, quarantine $q4, compaction+sort $c4, compaction+quarantine $cq4"
+	diag "$series ... transparent huge pages: unsorted $ut, sort $st, quarantine $qt, compaction+sort $ct ($(g r1_quar_thp_huge) of it in huge pages)"
 	diag "$series quarantine took $(g r1_quar_taken_pages) pages in $(g r1_quar_calls) calls, $(g r1_quar_ns) ns; goal: <= 2% ($q4, $qt)"
 
 	num_ok "$series: aging left sorting alone a floor (>= 5%: $s4, $(g r1_kept_pages) long-lived pages)" "$s4 >= 0.05"
@@ -55,6 +55,8 @@ remedy_test() {
 	cmp_ok "$(g r1_quar_held_pages)" -le $LIMIT "$series: ... at most $LIMIT pages (125 per mille of the cache)"
 	num_ok "$series: 4 KiB allocation with the quarantine collides less than sort alone ($q4 < $s4)" "$q4 < $s4"
 	num_ok "$series: huge-page allocation with the quarantine no worse than sort alone ($qt <= $st)" "$qt <= $st"
+	num_ok "$series: ... which got huge pages ($(g r1_sort_thp_huge), $(g r1_quar_thp_huge))" \
+		"$(g r1_sort_thp_huge) >= 0.95 && $(g r1_quar_thp_huge) >= 0.95"
 	num_ok "$series: the module's estimate after the quarantine matches the measurement within 1 point ($(g r1_quar_est_ppm) ppm vs $q4)" \
 		"($(g r1_quar_est_ppm) / 1e6 - $q4) < 0.01 && ($q4 - $(g r1_quar_est_ppm) / 1e6) < 0.01"
 

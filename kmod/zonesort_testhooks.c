@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Test builds only (make ZS_TEST_HOOKS=y): stages a race the tests cannot
+ * wait for. With the parameter test_move_resume=1, the next time a walk
+ * of a free list resumes after dropping zone->lock, the block it resumes
+ * from is first moved to the tail of another migratetype's list of the
+ * same order, its pageblock left as it is: what kernels before 6.10 do
+ * when they steal free blocks for another migratetype without re-typing
+ * the pageblock (steal_suitable_fallback, move_to_free_list). After the
+ * sort, test_result says where that block is: "stayed" on the list it was
+ * moved to (right: a sort only reorders lists), "returned" to its old
+ * list, or "gone" (allocated or merged meanwhile: nothing shown).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/list.h>
+#include <linux/mm.h>
+#include <linux/mmzone.h>
+#include <linux/moduleparam.h>
+#include <linux/spinlock.h>
+
+#include "zonesort_compat.h"
+#include "zonesort_internal.h"
+
+static int zs_test_move_resume;
+module_param_named(test_move_resume, zs_test_move_resume, int, 0644);
+MODULE_PARM_DESC(test_move_resume, "test builds: 1 = move the block the next walk resumes from to another list");
+
+static char zs_test_result[16] = "none";
+module_param_string(test_result, zs_test_result, sizeof(zs_test_result), 0444);
+MODULE_PARM_DESC(test_result, "test builds: where the moved block ended up after the sort");
+
+static struct {
+	struct zone *zone;
+	unsigned long pfn;
+	unsigned int order;
+	int from, to;
+} zs_moved;
+
+void zs_test_resume(struct zone *zone, struct page *page, unsigned int order, int mt)
+{
+	if (!READ_ONCE(zs_test_move_resume) || !page || !PageBuddy(page) ||
+	    page_private(page) != order)
+		return;
+	WRITE_ONCE(zs_test_move_resume, 0);
+	zs_moved.zone = zone;
+	zs_moved.pfn = page_to_pfn(page);
+	zs_moved.order = order;
+	zs_moved.from = mt;
+	zs_moved.to = mt == MIGRATE_UNMOVABLE ? MIGRATE_MOVABLE : MIGRATE_UNMOVABLE;
+	list_move_tail(&page->ZS_LINK, &zone->free_area[order].free_list[zs_moved.to]);
+}
+
+static bool zs_test_on_list(struct list_head *list, unsigned long pfn)
+{
+	struct page *p;
+
+	list_for_each_entry(p, list, ZS_LINK)
+		if (page_to_pfn(p) == pfn)
+			return true;
+	return false;
+}
+
+void zs_test_check(void)
+{
+	struct free_area *area;
+	unsigned long flags;
+	const char *where = "gone";
+
+	if (!zs_moved.zone)
+		return;
+	area = &zs_moved.zone->free_area[zs_moved.order];
+	spin_lock_irqsave(&zs_moved.zone->lock, flags);
+	if (zs_test_on_list(&area->free_list[zs_moved.to], zs_moved.pfn))
+		where = "stayed";
+	else if (zs_test_on_list(&area->free_list[zs_moved.from], zs_moved.pfn))
+		where = "returned";
+	spin_unlock_irqrestore(&zs_moved.zone->lock, flags);
+	strscpy(zs_test_result, where, sizeof(zs_test_result));
+	pr_info("test hook: block %lx of order %u moved from list %d to %d: %s\n", zs_moved.pfn,
+		zs_moved.order, zs_moved.from, zs_moved.to, where);
+	zs_moved.zone = NULL;
+}

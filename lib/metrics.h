@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Prometheus metrics of the plugin and its periodic helper, for
+ * node_exporter's textfile collector (prometheus_dir= in plugstack.conf).
+ *
+ * The counters live in statedir/metrics.state, one file per machine, so
+ * they add up over every step and job since boot; each writer (the job
+ * prolog, each step's slurmstepd, each periodic helper) adds its part
+ * under statedir/metrics.lock and rewrites prometheus_dir/zonesort.prom
+ * whole (textfile.h), while still holding the lock: concurrent writers
+ * lose no update and the newest state is what stays on disk.
+ *
+ * Series (labels node, and outcome or backend):
+ *   zonesort_sorts_total{outcome="sorted|recent|busy|failed"}   counter
+ *   zonesort_sort_seconds_total                                 counter
+ *   zonesort_sorter_up{backend}                                 gauge 0/1
+ *   zonesort_last_sort_timestamp_seconds                        gauge
+ *   zonesort_sampled_conflict_ratio, _random_ratio, _timestamp_seconds
+ *                                     (only once a step was sampled)
+ */
+#ifndef ZS_METRICS_H
+#define ZS_METRICS_H
+
+#include "policy.h"
+#include "slots.h"
+#include "sorter.h"
+
+#define ZS_METRICS_FILE "zonesort.prom"
+
+/* Adds the sorts counted between before and after (one caller's running
+ * tally) made with backend. node is the Slurm node name for the node
+ * label, or NULL to keep the one recorded (else the short host name).
+ * Does nothing without prometheus_dir. Returns 0, or -1 with err set. */
+int zs_metrics_sorts(const struct zs_policy *p, const char *node, const char *backend,
+		     const struct zs_tally *before, const struct zs_tally *after, char *err);
+
+/* Records the conflict fraction a step's periodic helper just sampled. */
+int zs_metrics_sample(const struct zs_policy *p, const char *node, const struct zs_sample *s,
+		      char *err);
+
+/* The node label: the Slurm node name the plugin recorded, else
+ * $SLURMD_NODENAME, else the short host name. */
+const char *zs_metrics_node(const struct zs_policy *p, char *buf, size_t len);
+
+/* Prometheus text format helpers shared by every writer of metrics. */
+#include <stdio.h>
+
+/* Writes "# HELP name help\n# TYPE name type\n". */
+void zs_prom_family(FILE *f, const char *name, const char *type, const char *help);
+
+/* Writes value as a label value: quotes, backslashes and newlines escaped. */
+void zs_prom_label(FILE *f, const char *value);
+
+/* Replaces name in directory dir by the text of a memory stream. */
+int zs_prom_publish(const char *dir, const char *name, const char *text, size_t len, char *err);
+
+#endif

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The state directory, opened and used so that nobody but root can steer
+ * root's writes there; see statedir.h. */
+#include "config.h"
+#include "statedir.h"
+#include "errbuf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static bool trusted_owner(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
+/* A directory on the way may be writable by others only when sticky (they
+ * cannot rename or remove what root put there); the state directory
+ * itself never. */
+static int check_dir(const char *path, const struct stat *st, bool last, char *err)
+{
+	bool open_to_others = st->st_mode & (S_IWGRP | S_IWOTH);
+
+	if (!S_ISDIR(st->st_mode))
+		return zs_fail(err, "statedir: %s is not a directory", path);
+	if (!trusted_owner(st->st_uid) || (open_to_others && (last || !(st->st_mode & S_ISVTX))))
+		return zs_fail(err, "statedir: refusing %s%s: owner uid %u, mode %04o; it must be owned by root and writable by no one else",
+			       last ? "" : "a state directory under ", path, (unsigned)st->st_uid,
+			       (unsigned)(st->st_mode & 07777));
+	return 0;
+}
+
+int zs_statedir_open(const char *path, bool create, char *err)
+{
+	char copy[PATH_MAX], walked[PATH_MAX] = "";
+	char *save = NULL, *comp, *next;
+	struct stat st;
+	int fd;
+
+	if (path[0] != '/' || strlen(path) >= sizeof(copy))
+		return zs_fail(err, "statedir: %s is not an absolute path", path);
+	strcpy(copy, path);
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return zs_fail(err, "statedir: cannot open /: %s", strerror(errno));
+	if (fstat(fd, &st) || check_dir("/", &st, false, err))
+		goto refused;
+	for (comp = strtok_r(copy, "/", &save); comp; comp = next) {
+		bool last;
+		int nfd;
+
+		next = strtok_r(NULL, "/", &save);
+		last = !next;
+		if (!strcmp(comp, ".") || !strcmp(comp, "..")) {
+			zs_fail(err, "statedir: %s: '.' and '..' are not allowed in the path", path);
+			goto refused;
+		}
+		snprintf(walked + strlen(walked), sizeof(walked) - strlen(walked), "/%s", comp);
+		if (fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW)) {
+			if (errno != ENOENT || !last || !create) {
+				zs_fail(err, "statedir: %s: %s", walked, strerror(errno));
+				goto unavailable;
+			}
+			if (mkdirat(fd, comp, 0755) && errno != EEXIST) {
+				zs_fail(err, "statedir: cannot create %s: %s", walked, strerror(errno));
+				goto unavailable;
+			}
+			if (fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW)) {
+				zs_fail(err, "statedir: %s: %s", walked, strerror(errno));
+				goto unavailable;
+			}
+		}
+		if (S_ISLNK(st.st_mode) && st.st_uid != 0) {
+			zs_fail(err, "statedir: refusing %s: a symbolic link owned by uid %u; only root's links are followed",
+				walked, (unsigned)st.st_uid);
+			goto refused;
+		}
+		/* The directory holding comp was checked, so comp is what its
+		 * trusted owner put there: a root-owned link may be followed. */
+		nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+				       (S_ISLNK(st.st_mode) ? 0 : O_NOFOLLOW));
+		if (nfd < 0) {
+			zs_fail(err, "statedir: cannot open %s: %s", walked, strerror(errno));
+			goto unavailable;
+		}
+		close(fd);
+		fd = nfd;
+		if (fstat(fd, &st) || check_dir(walked, &st, last, err))
+			goto refused;
+	}
+	return fd;
+refused:
+	close(fd);
+	return ZS_STATEDIR_REFUSED;
+unavailable:
+	close(fd);
+	return -1;
+}
+
+int zs_boot_id(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	int ok = f && fgets(buf, (int)len, f);
+
+	if (f)
+		fclose(f);
+	if (!ok)
+		return -1;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}

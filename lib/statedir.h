@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The state directory (statedir=, /run/zonesort): the sort lock, the
+ * last-sort stamps and the per-boot copy of the cache layout. Root writes
+ * there, so nobody else may be able to steer those writes: the directory
+ * and every directory above it must be owned by root (or by the user
+ * running the command, when that is not root) and not writable by others
+ * (a sticky directory such as /tmp may be above it); a symbolic link on
+ * the way is followed only when root owns it. Files in it are opened
+ * relative to the checked directory with textfile.h, never through a
+ * symbolic link, and replaced through a fresh temporary file and rename. */
+#ifndef ZS_STATEDIR_H
+#define ZS_STATEDIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define ZS_STATEDIR_REFUSED (-2)
+
+/* Opens path as a directory descriptor after the checks above, creating
+ * the last component (mode 0755) when create and it is missing. Returns
+ * the descriptor; -1 when it cannot be opened or made (err says why; the
+ * caller may go on without state), ZS_STATEDIR_REFUSED when it must not be
+ * trusted (err names the directory, its owner and mode). */
+int zs_statedir_open(const char *path, bool create, char *err);
+
+/* This boot's id (/proc/sys/kernel/random/boot_id), or -1. */
+int zs_boot_id(char *buf, size_t len);
+
+#endif

@@ -1,0 +1,155 @@
+# Helpers for the scripts the kmod tests run inside a QEMU guest (busybox
+# sh), sourced from /guest-lib.sh. Everything the host asserts on is a
+# line on the serial console:
+#   ZSTEST key=value ...                  values
+#   ZSTEST_STEP name rc=N                 a step and its exit status (the
+#                                         host fails the test on any N != 0)
+#   ZSTEST_FAIL name: text                the tail of a failed step's output
+#   ZSTEST_BEGIN tag / ZSTEST_DONE tag    a command's output
+# Every step runs under timeout(1), its output goes to a file (never a
+# pipe a child could hold open), and background helpers are started under
+# timeout too, so no step can hang the guest.
+
+Z=/sys/kernel/zone_sort_free_pages
+P=/sys/module/zonesort/parameters
+OUT=/tmp/out
+mkdir -p $OUT
+
+M() { echo "ZSTEST $*"; }
+
+# _run NAME SECS CMD...: runs CMD for at most SECS seconds, output in
+# $OUT/NAME, status in $_rc.
+_run() {
+	_n=$1
+	_s=$2
+	shift 2
+	timeout "$_s" "$@" > "$OUT/$_n" 2>&1 < /dev/null
+	_rc=$?
+}
+
+# _mark NAME RC: the step's marker, and its output's tail when it failed.
+_mark() {
+	echo "ZSTEST_STEP $1 rc=$2 t=$(cut -d' ' -f1 /proc/uptime)"
+	[ "$2" = 0 ] || tail -5 "$OUT/$1" 2> /dev/null | sed "s|^|ZSTEST_FAIL $1: |"
+	[ "$2" = 0 ]
+}
+
+# step NAME SECS CMD...: a step that must succeed; returns its status.
+step() {
+	_run "$@"
+	_mark "$1" $_rc
+	return $_rc
+}
+
+# refuse NAME SECS CMD...: a step that must fail (exit status 1-123: not
+# a time-out and not a signal); its marker says rc=0 when it did.
+refuse() {
+	_run "$@"
+	if [ $_rc -ge 1 ] && [ $_rc -le 123 ]; then
+		_mark "$1" 0
+	else
+		_mark "$1" "refused-expected-got-$_rc"
+	fi
+}
+
+# out NAME: a step's output. kv NAME KEY: KEY=value in it (last one).
+out() { cat "$OUT/$1"; }
+kv() { tr ' ' '\n' < "$OUT/$1" | sed -n "s/^$2=//p" | tail -1; }
+
+# cap TAG NAME: prints a step's output between BEGIN/DONE markers.
+cap() {
+	echo "ZSTEST_BEGIN $1"
+	cat "$OUT/$2"
+	echo "ZSTEST_DONE $1"
+}
+
+# stat KEY: a value of the module's stats file.
+stat() { sed -n "s/^$1=//p" $Z/stats; }
+
+# bg NAME SECS CMD...: starts CMD in the background under timeout, output
+# in $OUT/NAME; the pid is in $BG.
+bg() {
+	_n=$1
+	_s=$2
+	shift 2
+	timeout "$_s" "$@" > "$OUT/$_n" 2>&1 < /dev/null &
+	BG=$!
+}
+
+# ready NAME FILE PID SECS: waits until FILE exists while PID lives, at
+# most SECS seconds; prints the step marker (rc=1: the helper died, 2:
+# time out).
+ready() {
+	_i=0
+	_rc=2
+	while [ $_i -lt $(($4 * 5)) ]; do
+		if [ -s "$2" ]; then
+			_rc=0
+			break
+		fi
+		if ! kill -0 "$3" 2> /dev/null; then
+			_rc=1
+			break
+		fi
+		sleep 0.2
+		_i=$((_i + 1))
+	done
+	_mark "$1" $_rc
+}
+
+# measure NAME ARGS...: an allocation measured by zstest with its
+# free-list dump, and zsbound's independent bound for it (slot = pfn mod
+# $SLOTS, direct-mapped); values as NAME_key=value.
+measure() {
+	_m=$1
+	shift
+	mkdir -p /tmp/d/$_m
+	step $_m 180 zstest measure "$@" --cpu 0 --dump /tmp/d/$_m || return
+	_mode=base
+	case " $* " in *" --thp "*) _mode=thp ;; esac
+	step ${_m}_bound 180 zsbound /tmp/d/$_m $SLOTS 1 $(($1 / 4096)) 0 $_mode || return
+	M $(sed "s/\([a-z_]*\)=/${_m}_\1=/g" $OUT/$_m)
+	M $(sed "s/\([a-z_]*\)=/${_m}_\1=/g" $OUT/${_m}_bound)
+	rm -rf /tmp/d/$_m
+}
+
+# stop PID: ends a background helper and reaps it.
+stop() {
+	kill "$1" 2> /dev/null
+	wait "$1" 2> /dev/null
+	return 0
+}
+
+# hotplug SECS: for SECS seconds, takes memory blocks offline and back
+# online, highest first, compacting memory after each pass; an offline
+# attempt that does not finish in 5 s is given up (killed). Prints
+# "offlined=N onlined=N online_failed=N". Run as `sh /guest-lib.sh hotplug
+# SECS`.
+hotplug() {
+	_end=$(($(date +%s) + $1))
+	_off=0
+	_on=0
+	_failed=0
+	while [ "$(date +%s)" -lt "$_end" ]; do
+		for _b in $(ls -d /sys/devices/system/memory/memory* | sort -r); do
+			[ "$(date +%s)" -lt "$_end" ] || break
+			if timeout 5 sh -c "echo offline > $_b/state" 2> /dev/null; then
+				_off=$((_off + 1))
+				if timeout 30 sh -c "echo online > $_b/state"; then
+					_on=$((_on + 1))
+				else
+					_failed=$((_failed + 1))
+				fi
+			fi
+		done
+		echo 1 > /proc/sys/vm/compact_memory
+	done
+	echo "offlined=$_off onlined=$_on online_failed=$_failed"
+}
+
+case "${1:-}" in
+hotplug)
+	shift
+	hotplug "$@"
+	;;
+esac

@@ -1,0 +1,61 @@
+# Guest side of bench/cachenode-decay (and its short run in the node
+# suite): one curve of the decay figure. The node ages cycle after cycle
+# and after each cycle a fresh half-cache allocation is measured, by
+# ZS_MODE:
+#   off       a fresh job with --zonesort=off, on a node nobody sorts
+#   on        a fresh job with --zonesort=on
+#   periodic  a long job with --zonesort=ZS_PERIOD that lives through
+#             every cycle allocates a fresh buffer after the next periodic
+#             sort
+# Each mode needs its own guest: a periodic helper sorts the whole node, so
+# an "off" job beside it would not be unsorted. One line per cycle:
+#   ZSDECAY {"mode":M,"cycle":N,"t":S,"fraction":F,"tool":F,"random":F,...}
+# (fraction: the job's own reading of its fresh memory, fraction_all of
+# every page it maps; tool: zonesort conflicts --job). Stops
+# after ZS_CYCLES cycles or when ZS_WALL_S seconds of guest time have
+# passed at the end of a cycle, whichever comes first.
+. "$ZS_SRCDIR/tests/node/guest-lib.sh"
+
+gn_step cluster 120 gn_cluster_start || exit 1
+case $ZS_MODE in
+off | on) ;;
+periodic) gn_step long_start 600 gn_long_start "$ZS_PERIOD" $((ZS_CYCLES + 1)) || exit 1 ;;
+*) M "mode=unknown:$ZS_MODE"; exit 2 ;;
+esac
+
+# _field LINE KEY: a value of a "ZSTEST job_...=" or "ZSTEST long_...=" line.
+_field() { tr ' ' '\n' <<< "$1" | sed -n "s/^$2=//p"; }
+_num() { [ -n "$1" ] && [ "$1" != null ] && echo "$1" || echo null; }
+_ppm() { _num "$(awk -v v="$1" 'BEGIN { if (v != "") print v / 1e6 }')"; }
+
+start=$SECONDS
+failed=0
+# Cycle 0 is the node as booted, before any aging.
+for c in $(seq 0 "$ZS_CYCLES"); do
+	if [ "$c" -gt 0 ]; then
+		gn_step "age_$c" 600 gn_age "$c" || { failed=1; break; }
+	fi
+	if [ "$ZS_MODE" = periodic ]; then
+		m=$(gn_long_round $((c + 1)))
+	else
+		m=$(gn_job "${ZS_MODE}_$c" "$ZS_MODE")
+	fi
+	rc=$?
+	echo "$m"
+	[ $rc -eq 0 ] || { M "step_measure_$c=$rc"; failed=1; break; }
+	line=$(grep '^ZSTEST \(job\|long\)_' <<< "$m" | head -1)
+	printf 'ZSDECAY {"mode":"%s","cycle":%d,"t":%d,"fraction":%s,"fraction_all":%s,"pages_all":%s,"tool":%s,"tool_pages":%s,"random":%s,"module_estimate":%s,"module_floor":%s}\n' \
+		"$ZS_MODE" "$c" $((SECONDS - start)) "$(_num "$(_field "$line" reader)")" \
+		"$(_num "$(_field "$line" reader_all)")" "$(_num "$(_field "$line" reader_all_pages)")" \
+		"$(_num "$(_field "$line" tool)")" "$(_num "$(_field "$line" tool_pages)")" \
+		"$(_num "$(_field "$line" random)")" \
+		"$(_ppm "$(_field "$line" module_after_ppm)")" "$(_ppm "$(_field "$line" module_floor_ppm)")"
+	[ $((SECONDS - start)) -ge "$ZS_WALL_S" ] && break
+done
+M cycles_done=$c wall_s=$((SECONDS - start))
+[ "$ZS_MODE" = periodic ] && gn_long_stop
+gn_cap status_after zonesort status
+gn_step cluster_stop 120 cluster_stop
+M uptime=$(cut -d' ' -f1 /proc/uptime)
+gn_cap dmesg_all dmesg
+exit $failed

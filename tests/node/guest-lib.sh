@@ -1,0 +1,221 @@
+# Guest side of the cache-node tests and benches (bash, in the guest's
+# chroot on the host's read-only root). Source from a guest script; it
+# reads the knobs nd_boot wrote (ZS_GUEST_CONF) and the project's shared
+# test helpers. Everything the host checks is a serial-console marker:
+#   ZSTEST key=value ...                values
+#   ZSTEST_BEGIN tag / ZSTEST_DONE tag   a command's output, then "rc=N"
+#   ZSTEST step_NAME=RC                  exit status of a guest step
+#
+#   gn_step NAME LIMIT_S CMD...   runs CMD bounded by LIMIT_S, reports rc
+#   gn_cluster_start              single-node Slurm with the installed plugin
+#   gn_age CYCLE                  one aging cycle (jobs with --zonesort=off)
+#   gn_job TAG MODE               a fresh half-cache job measured three ways
+#   gn_long_start / gn_long_round K / gn_long_stop
+#                                 a long job with --zonesort=PERIOD whose
+#                                 fresh allocations are measured on demand
+
+. "$ZS_GUEST_CONF" || { echo "ZSTEST conf=unreadable"; exit 1; }
+. "$ZS_SRCDIR/tests/lib/tap.sh"
+. "$ZS_SRCDIR/tests/lib/cluster.sh"
+
+M() { echo "ZSTEST $*"; }
+
+# gn_step NAME LIMIT_S CMD...: a guest step that can hang is bounded; its
+# status is reported whatever it is, and returned. A shell function runs
+# as it is (timeout cannot run one; every wait inside one is bounded).
+gn_step() {
+	local name=$1 limit=$2 rc
+	shift 2
+	if [ "$(type -t "$1")" = function ]; then
+		"$@"
+	else
+		timeout --kill-after=5 "$limit" "$@"
+	fi
+	rc=$?
+	M "step_$name=$rc"
+	return $rc
+}
+
+# gn_cap TAG CMD...: CMD's output between markers, then its exit status.
+gn_cap() {
+	local tag=$1 rc
+	shift
+	echo "ZSTEST_BEGIN $tag"
+	timeout --kill-after=5 120 "$@" 2>&1
+	rc=$?
+	echo "rc=$rc"
+	echo "ZSTEST_DONE $tag"
+	return $rc
+}
+
+GN_WORK=/tmp/node
+mkdir -p "$GN_WORK/age"
+chmod 755 "$GN_WORK"
+: "${ZS_HALF:=$((ZS_CACHE_BYTES / 2))}"
+
+# What a site with a small memory-side cache sets (README, "The kernel
+# module"): per-CPU page lists are handed out before any sorted free list.
+if [ -n "${ZS_PCP_FRACTION:-}" ]; then
+	echo "$ZS_PCP_FRACTION" > /proc/sys/vm/percpu_pagelist_high_fraction
+fi
+
+# gn_cluster_start: munged, slurmctld and slurmd of the host's Debian
+# packages; plugstack.conf names the plugin as installed ("zonesort.so",
+# found in Slurm's PluginDir) with $ZS_PLUGSTACK.
+gn_cluster_start() {
+	ZS_PLUGIN=zonesort.so ZS_PLUGSTACK_ARGS="$ZS_PLUGSTACK" cluster_start || return 1
+	M "plugstack=$(tr ' ' '|' < "$ZS_CLUSTER/etc/plugstack.conf")"
+}
+
+# gn_summary JOB STEP: the plugin's summary line for a step ("step 0").
+gn_summary() {
+	grep "zonesort: job $1 $2 on " "$ZS_CLUSTER/log/slurmd.log" | tail -1 | sed 's/.*\] //'
+}
+
+# gn_jobid NAME: the id of the running job called NAME.
+gn_jobid() { squeue -h -n "$1" -o %i 2>/dev/null | head -1; }
+
+# gn_age CYCLE: one aging cycle. A job that faults in $ZS_AGE_MIB and frees
+# it in random order, leaving page-cache pages scattered among its own in a
+# tmpfs file (long-lived: the file of cycle N is deleted at cycle
+# N + $ZS_AGE_WINDOW, which frees them again, scattered).
+gn_age() {
+	local c=$1 old=$(($1 - ZS_AGE_WINDOW)) out
+	rm -f "$GN_WORK/age/file.$old"
+	out=$(timeout --kill-after=5 600 srun -J age --zonesort=off "$ZS_NODEJOB" age "$ZS_AGE_MIB" \
+		"$ZS_AGE_KEEP" "$GN_WORK/age/file.$c" "$c" 2>&1)
+	local rc=$?
+	[ $rc -eq 0 ] || { M "step_age_$c=$rc"; echo "$out" | head -5; return $rc; }
+}
+
+# _gn_field LINE KEY: value of KEY=... in a NODEJOB line.
+_gn_field() { tr ' ' '\n' <<< "$1" | sed -n "s/^$2=//p"; }
+
+# _gn_result_or_gone FILE PID: the job wrote its result, or it is gone.
+_gn_result_or_gone() { [ -e "$1" ] || ! kill -0 "$2" 2>/dev/null; }
+
+# gn_job TAG MODE: a fresh job of half the cache with --zonesort=MODE. While
+# it holds its memory: its own reading (nodejob), then
+# "zonesort conflicts --job"; for a period, the plugin's summary line (the
+# helper's last sample, taken after the job allocated: the job holds its
+# memory for two periods). Prints
+#   ZSTEST job_TAG=ok mode=M job=J srun_rc=N conflicts_rc=N reader=F
+#          reader_pages=N reader_all=F reader_all_pages=N random=F tool=F
+#          tool_pages=N tool_random=F plugin=F|none plugin_random=F|none
+#          module_...=  (the module's figures at its last sort)
+# and the job's summary lines between ZSTEST_BEGIN/DONE summary_TAG.
+gn_job() {
+	local tag=$1 mode=$2 d job line z summary pid rc hold=0
+	d=$(mktemp -d "$GN_WORK/job.XXXXXX")
+	chmod 755 "$d"
+	touch "$d/go.1"
+	timeout --kill-after=5 900 srun -J "nj-$tag" -o "$d/out" -e "$d/err" --zonesort="$mode" \
+		"$ZS_NODEJOB" hold "$d" "$ZS_HALF" "$ZS_CACHE_BYTES" 1 1 600 &
+	pid=$!
+	wait_for 600 _gn_result_or_gone "$d/res.1" $pid
+	if [ ! -e "$d/res.1" ]; then
+		M "job_$tag=no-result"
+		sed 's/^/# /' "$d/err" 2>/dev/null | head -5
+		touch "$d/stop"
+		wait $pid
+		return 1
+	fi
+	line=$(cat "$d/res.1")
+	job=$(gn_jobid "nj-$tag")
+	case $mode in [0-9]*) hold=$((2 * mode + 1)) ;; esac
+	sleep "$hold"
+	z=$(cluster_on_node "$ZS_NODE" timeout 300 zonesort conflicts --job "$job" --json 2> "$d/conflicts.err")
+	rc=$?
+	touch "$d/release.1"
+	wait $pid
+	local src=$?
+	cluster_wait_job_gone "$job" 120
+	summary=$(gn_summary "$job" "step 0")
+	local plugin=none prand=none
+	if [[ $summary =~ conflicts\ ([0-9.]+)%\ \(random\ ([0-9.]+)%\) ]]; then
+		plugin=$(awk -v v="${BASH_REMATCH[1]}" 'BEGIN { printf "%.4f", v / 100 }')
+		prand=$(awk -v v="${BASH_REMATCH[2]}" 'BEGIN { printf "%.4f", v / 100 }')
+	fi
+	M "job_$tag=ok mode=$mode job=$job srun_rc=$src conflicts_rc=$rc" \
+		"reader=$(_gn_field "$line" buffer_fraction) reader_pages=$(_gn_field "$line" buffer_pages)" \
+		"reader_all=$(_gn_field "$line" all_fraction) reader_all_pages=$(_gn_field "$line" all_pages)" \
+		"random=$(_gn_field "$line" random)" \
+		"tool=$(jq -r .conflict_fraction <<< "$z" 2>/dev/null) tool_pages=$(jq -r .pages <<< "$z" 2>/dev/null)" \
+		"tool_random=$(jq -r .random_fraction <<< "$z" 2>/dev/null)" \
+		"plugin=$plugin plugin_random=$prand" "$(_gn_module_estimate)"
+	echo "ZSTEST_BEGIN summary_$tag"
+	gn_summary "$job" prolog
+	echo "$summary"
+	head -3 "$d/conflicts.err"
+	echo "ZSTEST_DONE summary_$tag"
+	rm -rf "$d"
+	[ $rc -eq 0 ] && [ $src -eq 0 ]
+}
+
+# gn_long_start PERIOD ROUNDS: a job that lives across the aging cycles
+# with --zonesort=PERIOD and allocates a fresh half-cache buffer whenever
+# gn_long_round asks.
+gn_long_start() {
+	GN_LONG=$GN_WORK/long
+	mkdir -p "$GN_LONG"
+	chmod 755 "$GN_LONG"
+	GN_LONG_PERIOD=$1
+	timeout --kill-after=5 "$ZS_LONG_LIMIT_S" srun -J nj-long -o "$GN_LONG/out" -e "$GN_LONG/err" \
+		--zonesort="$1" "$ZS_NODEJOB" hold "$GN_LONG" "$ZS_HALF" "$ZS_CACHE_BYTES" 1 "$2" 1800 &
+	GN_LONG_PID=$!
+	wait_for 300 _gn_long_running
+}
+_gn_long_running() { [ "$(squeue -h -n nj-long -o %T)" = RUNNING ]; }
+
+# _gn_module_estimate: the module's own figures for its last sort (the
+# project's estimate, reported next to the measurements, never an oracle).
+_gn_module_estimate() {
+	local f=/sys/kernel/zone_sort_free_pages/stats
+	[ -r $f ] || { echo "module=none"; return; }
+	echo "module_sorts=$(sed -n 's/^sorts=//p' $f)" \
+		"module_after_ppm=$(sed -n 's/^last_conflict_ppm_after=//p' $f)" \
+		"module_floor_ppm=$(sed -n 's/^last_conflict_ppm_floor=//p' $f)" \
+		"module_pcp_pages=$(sed -n 's/^last_pcp_pages=//p' $f)"
+}
+
+# _gn_sorts: sorts the module has done so far.
+_gn_sorts() { sed -n 's/^sorts=//p' /sys/kernel/zone_sort_free_pages/stats 2>/dev/null; }
+
+_gn_sorted_since() { [ "$(_gn_sorts)" != "$1" ]; }
+
+# gn_long_round K: waits for the next sort of the node (the periodic
+# helper's, at most a period away), then lets the long job allocate and
+# measure; prints "ZSTEST long_K=ok reader=F tool=F ..." and frees again.
+gn_long_round() {
+	local k=$1 before job z
+	before=$(_gn_sorts)
+	wait_for $((3 * GN_LONG_PERIOD + 30)) _gn_sorted_since "$before" || M "long_${k}_sort=none"
+	touch "$GN_LONG/go.$k"
+	wait_for 300 _gn_result_or_gone "$GN_LONG/res.$k" "$GN_LONG_PID"
+	if [ ! -e "$GN_LONG/res.$k" ]; then
+		M "long_$k=no-result"
+		return 1
+	fi
+	job=$(gn_jobid nj-long)
+	z=$(cluster_on_node "$ZS_NODE" timeout 300 zonesort conflicts --job "$job" --json 2>/dev/null)
+	local line
+	line=$(cat "$GN_LONG/res.$k")
+	touch "$GN_LONG/release.$k"
+	M "long_$k=ok job=$job reader=$(_gn_field "$line" buffer_fraction)" \
+		"reader_all=$(_gn_field "$line" all_fraction) reader_all_pages=$(_gn_field "$line" all_pages)" \
+		"random=$(_gn_field "$line" random) tool=$(jq -r .conflict_fraction <<< "$z" 2>/dev/null)" \
+		"tool_pages=$(jq -r .pages <<< "$z" 2>/dev/null)" "$(_gn_module_estimate)"
+}
+
+# gn_long_stop: ends the long job and reports its summary line.
+gn_long_stop() {
+	local job
+	job=$(gn_jobid nj-long)
+	touch "$GN_LONG/stop"
+	wait "$GN_LONG_PID"
+	M "step_long=$?"
+	cluster_wait_job_gone "$job" 120
+	echo "ZSTEST_BEGIN summary_long"
+	gn_summary "$job" "step 0"
+	echo "ZSTEST_DONE summary_long"
+}

@@ -1,0 +1,126 @@
+# The cache-node test for one kernel series, shared by 10-node-6.1.t and
+# 11-node-6.12.t: boots the guest with a 256 MiB direct-mapped memory-side
+# cache in HMAT, runs guest-node.sh there and asserts on its markers.
+# Source after tap.sh, env.sh, tests/kmod/vm.sh and node.sh; call
+# nd_main_test SERIES.
+
+# nd_agree WHAT A B TOL: two measurements of one job's conflict fraction
+# agree within TOL.
+nd_agree() {
+	num_ok "$1: $2 vs $3 (within $4)" "\"$2\" != \"\" && \"$3\" != \"\" && ($2 - $3 <= $4) && ($3 - $2 <= $4)"
+}
+
+# nd_tolerance READER_PAGES TOOL_PAGES: how far two readings of the same
+# process may differ. They see the same frames but for the pages that
+# differ between the two moments or process sets (shared-library pages
+# the job maps after reading itself, the periodic helper, which the tool
+# counts as one of the job's processes); with d such pages out of n, at
+# most 2d pages change between conflicting and not (a page in a slot of
+# its own makes one other page conflict with it) and n moves by d, so the
+# fractions differ by at most 3d/n. Plus 0.0005: the summary line prints
+# one decimal of a percentage.
+nd_tolerance() {
+	awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; printf "%.4f", 3 * d / a + 0.0005 }'
+}
+
+# nd_job_checks LOG TAG: the three measurements of one job agree.
+nd_job_checks() {
+	local log=$1 tag=$2 m tol rp tp
+	m=$(tr -d '\r' < "$log" | grep "^ZSTEST job_$tag=" | tail -1)
+	_f() { tr ' ' '\n' <<< "$m" | sed -n "s/^$1=//p"; }
+	is "$(_f "job_$tag")/$(_f srun_rc)/$(_f conflicts_rc)" "ok/0/0" \
+		"job $tag (--zonesort=$(_f mode)): measured; srun and zonesort conflicts --job exit 0"
+	rp=$(_f reader_all_pages)
+	tp=$(_f tool_pages)
+	diag "job $tag: reader $(_f reader) of $(_f reader_pages) pages (all it maps: $(_f reader_all) of $rp);" \
+		"zonesort conflicts --job $(_f tool) of $tp; plugin $(_f plugin); random $(_f random)/$(_f tool_random);" \
+		"the module's estimate at its last sort $(_f module_after_ppm) ppm, floor $(_f module_floor_ppm) ppm"
+	num_ok "job $tag: the tool read the job's processes, nearly the pages it mapped itself ($tp vs $rp)" \
+		"\"$rp\" != \"\" && \"$tp\" != \"\" && $tp >= $rp * 0.98 && $tp <= $rp * 1.02"
+	tol=$(nd_tolerance "$rp" "$tp")
+	nd_agree "job $tag: zonesort conflicts --job agrees with the job's own reading" "$(_f tool)" "$(_f reader_all)" "$tol"
+	# Random placement of n pages over S slots, worked out here for the
+	# pages each reader counted: 1 - (1 - 1/S)^(n - 1).
+	local slots want_tool want_job
+	slots=$(( $(km_get "$log" hmat_size) / 4096 ))
+	want_tool=$(awk -v s="$slots" -v n="$tp" 'BEGIN { printf "%.6f", 1 - exp((n - 1) * log(1 - 1 / s)) }')
+	want_job=$(awk -v s="$slots" -v n="$(_f reader_pages)" 'BEGIN { printf "%.6f", 1 - exp((n - 1) * log(1 - 1 / s)) }')
+	nd_agree "job $tag: the tool's random placement is that of its $tp pages over $slots slots" \
+		"$(_f tool_random)" "$want_tool" 0.0005
+	nd_agree "job $tag: the job's own random placement is that of its $(_f reader_pages) pages" \
+		"$(_f random)" "$want_job" 0.0005
+	if [ "$(_f mode)" != off ] && [ "$(_f mode)" != on ]; then
+		nd_agree "job $tag: the plugin's summary line agrees with the job's own reading" \
+			"$(_f plugin)" "$(_f reader_all)" "$tol"
+		nd_agree "job $tag: ... and its random placement with the tool's" "$(_f plugin_random)" "$(_f tool_random)" 0.01
+	fi
+	ND_JOB_FRACTION=$(_f reader)
+}
+
+nd_main_test() {
+	local series=$1 kver log v t0 period=2 off on per off2 s
+	need qemu-system-x86_64 busybox cpio gcc make depmod modprobe xz jq
+	kver=$(km_kver "$series")
+	if [ -z "$kver" ]; then
+		_tap_result 1 "a Debian $series kernel with headers is installed (/boot/vmlinuz-$series.*, linux-headers; scripts/debian-packages.kmod)"
+		return
+	fi
+	diag "kernel $kver"
+	ok "module, installed project and initramfs staged for $kver" nd_prepare "$kver" || return
+	local nodejob
+	nodejob=$(nd_nodejob)
+	ok "the job program builds" test -x "$nodejob" || return
+	log=$ND_WORK/node-$kver.log
+	t0=$SECONDS
+	nd_boot "$kver" "$log" 256M 2G 2 "${ZS_NODE_LIMIT_S:-600}" "$ND_DIR/guest-node.sh" \
+		ZS_NODEJOB="$nodejob" ZS_AGE_CYCLES="${ZS_NODE_AGE_CYCLES:-3}" ZS_AGE_MIB=1024 \
+		ZS_AGE_KEEP=2 ZS_AGE_WINDOW=10 ZS_PERIOD=$period ZS_PCP_FRACTION=1000000 \
+		"ZS_PLUGSTACK=sorter=auto modprobe=zonesort sample_conflicts=yes min_period=1"
+	ok "guest ran the scenario to its end marker ($((SECONDS - t0)) s with the wait for the QEMU lock, $(km_get "$log" uptime) s in the guest; log $log)" \
+		grep -q '^ZSTEST_END rc=0' <(tr -d '\r' < "$log") || {
+		tr -d '\r' < "$log" | grep -v 'pmix\|MPI' | tail -30 | sed 's/^/# /'
+		return
+	}
+	is "$(tr -d '\r' < "$log" | grep -o 'ZSTEST step_[a-z_0-9]*=[0-9]*' | grep -v '=0$')" "" \
+		"every guest step exited 0"
+	is "$(km_get "$log" hmat_size)/$(km_get "$log" hmat_indexing)" "268435456/0" \
+		"the guest kernel shows the HMAT cache: 256 MiB, direct-mapped"
+
+	# The node finds its cache without being told.
+	v=$(km_lines "$log" status_before)
+	like "$v" "node 0: 256 MiB, direct-mapped, 64 B lines \(hwloc\)" "zonesort status shows the cache hwloc found"
+	like "$v" "rc=0" "... and exits 0"
+	like "$(km_lines "$log" modprobe_dry)" "insmod /lib/modules/[^/]+/extra/zonesort.ko" \
+		"modprobe finds the project's module in the guest's module tree"
+	is "$(km_get "$log" module_loaded_at_boot)" no "the module is not loaded before the first job"
+	is "$(km_get "$log" plugstack)" "required|zonesort.so|sorter=auto|modprobe=zonesort|sample_conflicts=yes|min_period=1" \
+		"plugstack.conf names the installed plugin, without cache_size= or ways="
+	is "$(km_get "$log" param_cache_size)/$(km_get "$log" param_ways)" "268435456/1" \
+		"the plugin loaded the module with the geometry hwloc found (cache_size=268435456 ways=1)"
+	v=$(km_lines "$log" status_after)
+	like "$v" "sorter: kernel" "zonesort status after the jobs: the kernel sorter"
+	like "$v" "rc=0" "... and exits 0"
+
+	# Each job measured three ways.
+	nd_job_checks "$log" off; off=$ND_JOB_FRACTION
+	nd_job_checks "$log" on; on=$ND_JOB_FRACTION
+	nd_job_checks "$log" period; per=$ND_JOB_FRACTION
+	nd_job_checks "$log" off2; off2=$ND_JOB_FRACTION
+	s=$(km_lines "$log" summary_on)
+	like "$s" "job [0-9]+ prolog on zsnode1: zonesort=on, 1 sort, .* backend kernel" "the on job's prolog sorted with the kernel backend"
+	s=$(km_lines "$log" summary_period)
+	like "$s" "step 0 on zsnode1: zonesort=every $period s, [1-9][0-9]* sorts?, .* backend kernel, conflicts [0-9.]+% \(random [0-9.]+%\)" \
+		"the periodic job's summary line has its sorts and the sampled conflicts"
+	like "$(km_lines "$log" summary_off)" "step 0 on zsnode1: zonesort=off, no sort" "the off job was not sorted"
+
+	# What the site installs this for.
+	num_ok "aging left an unsorted half-cache job with >= 10% collisions ($off, then $off2)" "$off >= 0.10 && $off2 >= 0.10"
+	num_ok "--zonesort=on beats off by at least 5 points ($on vs $off)" "$on + 0.05 <= $off"
+	num_ok "--zonesort=$period beats off by at least 5 points ($per vs $off)" "$per + 0.05 <= $off"
+	diag "goal (reported, not asserted): on <= 2% while off >= 20%: on $on, off $off / $off2, random 39.3%"
+
+	is "$(km_dmesg_bad "$log")" "" "no WARNING, BUG, oops, list corruption, lockup or stall in dmesg"
+	v=$(km_get "$log" tainted)
+	num_ok "taint only from loading an unsigned out-of-tree module (O=4096, E=8192): $v" \
+		"$v != \"\" && ($v == 0 || $v == 4096 || $v == 8192 || $v == 12288)"
+}

@@ -1,0 +1,153 @@
+# Helpers for the cache-node tests and benches: a QEMU guest (TCG) with a
+# direct-mapped memory-side cache described by ACPI HMAT that runs the
+# host's own Debian programs (munged, slurmctld, slurmd, hwloc, kmod) from
+# a read-only virtio-9p share of the host's root, the project as
+# "make install" put it, and the module built for the guest's kernel where
+# modprobe looks. Source after tap.sh, env.sh and tests/kmod/vm.sh.
+#
+#   nd_prepare KVER       stage the installed project and the module tree
+#                         for KVER, pack the initramfs; sets ND_INITRD
+#   nd_boot KVER LOG CACHE MEM SMP TIMEOUT SCRIPT [VAR=VALUE...]
+#                         boots the guest, runs SCRIPT (a bash file on the
+#                         host's file system) there with the variables in
+#                         its environment; 0 when the guest reached its end
+#                         marker. Holds flock $ZS_QEMU_LOCK while QEMU runs
+#                         when that variable names a lock file. With
+#                         ND_MONITOR=PATH, QEMU's monitor listens there
+#                         (nd_monitor PATH stop|cont pauses and resumes).
+#
+# QEMU exits 0 even when the guest panics: results come only from markers
+# on the serial console (km_get, km_lines, and ZSTEST_END rc=N).
+
+ND_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ND_WORK=${ND_WORK:-$ZS_BUILDDIR/node-test}
+
+# The kernel modules the guest needs before it can mount its root.
+ND_BOOT_MODULES="virtio_pci 9pnet_virtio 9p overlay"
+
+# nd_stage: installs the build into $ND_WORK/stage (DESTDIR), as a package
+# would lay it out; the guest sees it over its /usr.
+nd_stage() {
+	rm -rf "$ND_WORK/stage"
+	mkdir -p "$ND_WORK"
+	make -C "$ZS_BUILDDIR" -s install DESTDIR="$ND_WORK/stage" > "$ND_WORK/install.log" 2>&1 || {
+		tail -20 "$ND_WORK/install.log" >&2
+		return 1
+	}
+}
+
+# nd_modtree KVER KO: $ND_WORK/mods-KVER/usr/lib/modules/KVER with KO in
+# extra/ and module indexes made by depmod over the host's tree for KVER,
+# so "modprobe zonesort" in the guest finds it (the guest's /lib is /usr/lib).
+nd_modtree() {
+	local kver=$1 ko=$2 top=$ND_WORK/mods-$1 dir
+	dir=$top/usr/lib/modules/$kver
+	rm -rf "$top"
+	mkdir -p "$dir/extra" "$top/base/lib/modules"
+	ln -s "/lib/modules/$kver/kernel" "$dir/kernel"
+	cp "/lib/modules/$kver"/modules.{order,builtin,builtin.modinfo} "$dir"/ || return 1
+	cp "$ko" "$dir/extra/zonesort.ko" || return 1
+	ln -s "$dir" "$top/base/lib/modules/$kver"
+	depmod -b "$top/base" "$kver" || return 1
+	# Only what differs from the host's tree goes over it.
+	rm -rf "$dir/kernel" "$top/base"
+	grep -q '^extra/zonesort.ko:' "$dir/modules.dep"
+}
+
+# nd_initramfs KVER OUT: busybox, guest-init, and the modules that mount
+# the root (with their dependencies, uncompressed for busybox insmod).
+nd_initramfs() {
+	local kver=$1 out=$2 root m path n=0
+	root=$(mktemp -d "$ND_WORK/initramfs.XXXXXX") || return 1
+	mkdir -p "$root"/{bin,proc,sys,dev,mnt,modules}
+	cp /bin/busybox "$root/bin/busybox" || return 1
+	cp "$ND_DIR/guest-init" "$root/init" && chmod 755 "$root/init" || return 1
+	: > "$root/modules/order"
+	for m in $ND_BOOT_MODULES; do
+		modprobe -S "$kver" --show-depends "$m" || return 1
+	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' > "$root/modules/paths" || return 1
+	while read -r path; do
+		n=$((n + 1))
+		case $path in
+		*.xz) xz -dc "$path" > "$root/modules/$n.ko" ;;
+		*.zst) zstd -qdc "$path" > "$root/modules/$n.ko" ;;
+		*) cp "$path" "$root/modules/$n.ko" ;;
+		esac || return 1
+		echo "$n.ko" >> "$root/modules/order"
+	done < "$root/modules/paths"
+	(cd "$root" && find . | cpio -o -H newc 2>/dev/null) | gzip -1 > "$out"
+	local rc=$?
+	rm -rf "$root"
+	return $rc
+}
+
+# nd_prepare KVER: everything a boot of KVER needs; sets ND_INITRD and
+# ND_KO. Fails with a message naming what is missing.
+nd_prepare() {
+	local kver=$1
+	ND_KO=$(km_build "" "$kver") && [ -n "$ND_KO" ] || {
+		echo "# module build for $kver failed (see $KM_WORK/build-$kver/build.log)" >&2
+		return 1
+	}
+	nd_modtree "$kver" "$ND_KO" || { echo "# depmod for $kver failed" >&2; return 1; }
+	nd_stage || { echo "# make install DESTDIR failed" >&2; return 1; }
+	ND_INITRD=$ND_WORK/initrd-$kver.cpio.gz
+	nd_initramfs "$kver" "$ND_INITRD" || { echo "# initramfs for $kver failed" >&2; return 1; }
+}
+
+# nd_boot KVER LOG CACHE MEM SMP TIMEOUT SCRIPT [VAR=VALUE...]: the
+# variables go to a file next to LOG that the guest sources (the kernel
+# command line cannot carry spaces safely).
+nd_boot() {
+	local kver=$1 log=$2 cache=$3 mem=$4 smp=$5 limit=$6 script=$7 kv
+	shift 7
+	local conf
+	conf=$ND_WORK/$(basename "${log%.log}").conf
+	{
+		printf 'ZS_CACHE_BYTES=%q\n' "$(nd_bytes "$cache")"
+		for kv in "$@"; do
+			printf '%s=%q\n' "${kv%%=*}" "${kv#*=}"
+		done
+	} > "$conf"
+	local -a KM_QEMU_ARGS=(-nic none -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap")
+	[ -n "${ND_MONITOR:-}" ] && KM_QEMU_ARGS+=(-monitor "unix:$ND_MONITOR,server=on,wait=off")
+	local KM_APPEND="ZS_GUEST=$script ZS_GUEST_CONF=$conf ZS_STAGE=$ND_WORK/stage ZS_MODS=$ND_WORK/mods-$kver ZS_SRCDIR=$ZS_SRCDIR ZS_BUILDDIR=$ZS_BUILDDIR"
+	local nodes="$mem:$cache"
+	[ "$cache" = none ] && nodes="none:$mem"
+	[ -n "${ZS_QEMU_LOCK:-}" ] && mkdir -p "$(dirname "$ZS_QEMU_LOCK")"
+	km_boot "" "$kver" "$ND_INITRD" "$log" "$nodes" "$smp" "$limit"
+}
+
+# nd_bytes SIZE: 256M, 1G or a byte count in bytes; 0 for "none".
+nd_bytes() {
+	case $1 in
+	none) echo 0 ;;
+	*[kK]) echo $(( ${1%?} << 10 )) ;;
+	*M) echo $(( ${1%M} << 20 )) ;;
+	*G) echo $(( ${1%G} << 30 )) ;;
+	*) echo $(( $1 )) ;;
+	esac
+}
+
+# nd_nodejob: builds the guest's job program; prints its path.
+nd_nodejob() {
+	local out=$ND_WORK/nodejob
+	mkdir -p "$ND_WORK"
+	gcc -std=gnu11 -O2 -Wall -Wextra -o "$out" "$ND_DIR/nodejob.c" -lm >&2 || return 1
+	printf '%s' "$out"
+}
+
+# nd_monitor SOCKET COMMAND: one human-monitor command to a running QEMU.
+# A paused guest's clocks stand still (TCG), so nothing inside notices.
+nd_monitor() {
+	python3 - "$1" "$2" <<'PY'
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+s.recv(4096)
+s.sendall((sys.argv[2] + "\n").encode())
+time.sleep(0.5)
+s.close()
+PY
+}

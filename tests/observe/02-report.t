@@ -1,0 +1,99 @@
+#!/bin/bash
+# zonesort report: each user sees what zonesort did for their own job, on
+# the node, without root; another user's job is refused with a clear
+# message; the records hold no frame numbers; old records are removed by
+# the next job's prolog. Real slurmctld + slurmd, jobs of the unprivileged
+# users nobody and daemon. The sorts go to the counting stand-in of the
+# kernel interface (tests/lib/sortcount.sh) and cache_size= assumes a
+# cache: this machine has neither a module nor a memory-side cache.
+set -u
+source "$(dirname "$0")/../lib/tap.sh"
+source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../lib/cluster.sh"
+source "$(dirname "$0")/../lib/sortcount.sh"
+source "$(dirname "$0")/../diag/diag-lib.sh"
+need srun runuser jq gcc stat
+need_file "$ZS_PLUGIN" "SPANK plugin"
+need_file "$ZS_ZONESORT" "zonesort command"
+
+sortcount_cluster zs-obs-report min_period=1 sample_conflicts=yes cache_size=64M ways=1
+ok "alloc-touch builds" build_alloc "$work"
+chmod 755 "$ALLOC"
+# The plugin's state is in the node's own /run: the report command runs
+# there, as it would on the node, and the test looks at the files from here.
+reports=$(_sortcount_path "$ZS_NODE" "$SC_STATE")/reports
+as() { local u=$1; shift; (cd / && cluster_on_node "$ZS_NODE" runuser -u "$u" -- "$@"); }
+report() { local u=$1; shift; as "$u" "$ZS_ZONESORT" report "$@" statedir="$SC_STATE"; }
+
+# Records left from earlier jobs: one past the 7 days kept, one within.
+mkdir -p "$reports"
+printf 'time=1\tjob=900001\twhere=step 0\n' > "$reports/900001"
+printf 'time=1\tjob=900002\twhere=step 0\n' > "$reports/900002"
+chown nobody "$reports/900001" "$reports/900002"
+touch -d '8 days ago' "$reports/900001"
+touch -d '6 days ago' "$reports/900002"
+
+# nobody's job: a periodic step that holds 32 MiB, sampled after each sort.
+sortcount_reset
+out=$(as nobody srun --zonesort=1 sh -c 'echo $SLURM_JOB_ID; exec '"$ALLOC"' 32 for=3.5' 2>&1)
+JOB=$(printf '%s\n' "$out" | head -1)
+like "$JOB" '^[0-9]+$' "nobody's job ran ($JOB)"
+cluster_wait_job_gone "$JOB" 30
+sorts=$(sortcount)
+
+ok "the prolog removed the record older than report_days (7)" test ! -e "$reports/900001"
+ok "and kept the one within" test -e "$reports/900002"
+is "$(stat -c '%U %a' "$reports/$JOB")" "nobody 400" "the job's record belongs to nobody, mode 400"
+is "$(stat -c '%U %a' "$reports")" "root 755" "in a directory only root writes"
+
+text=$(report nobody --job "$JOB"); rc=$?
+is "$rc" 0 "nobody reads the report of their job without root"
+diag "$text"
+like "$text" "^job $JOB:" "it names the job"
+like "$text" "prolog +on $ZS_NODE: zonesort=every 1 s, 1 sort," "the prolog's sort"
+like "$text" "step 0 +on $ZS_NODE: zonesort=every 1 s, [0-9]+ sorts?, [0-9]+ skipped \(recent\), 0 busy, 0 failed, [0-9.]+ s, backend kernel" \
+	"the step's sorts and backend"
+like "$text" "cache-slot conflicts: [0-9.]+% of the step's [0-9]+ pages shared a slot; random placement: [0-9.]+%" \
+	"the sampled conflicts next to random placement"
+
+json=$(report nobody --job "$JOB" --json)
+ok "--json is one JSON object" jq -e 'type == "object"' <<< "$json" > "$work/jq.out"
+total=$(jq '[.records[].sorts.sorted] | add' <<< "$json")
+is "$total" "$sorts" "its sorts add up to the writes the kernel interface saw ($sorts)"
+is "$(jq -r '[.records[].where] | join(",")' <<< "$json")" "prolog,step 0" "one record for the prolog, one for the step"
+step_summary=$(summary "$JOB" 'step 0')
+conf=$(sed -n 's/.*, conflicts \([0-9.]*\)% (random \([0-9.]*\)%)$/\1 \2/p' <<< "$step_summary")
+is "$(jq -r '.records[1].conflicts | "\(.fraction * 1000 | round / 10) \(.random_fraction * 1000 | round / 10)"' <<< "$json" |
+	awk '{ printf "%.1f %.1f", $1, $2 }')" "$conf" "the conflicts are those of the slurmd log's summary line ($conf)"
+num_ok "random placement of 32 MiB over 64 MiB direct-mapped: 39-64% ($(jq .records[1].conflicts.random_fraction <<< "$json"))" \
+	"$(jq .records[1].conflicts.random_fraction <<< "$json") >= 0.39 && $(jq .records[1].conflicts.random_fraction <<< "$json") <= 0.64"
+is "$(jq -c '[.records[] | keys] | add | unique' <<< "$json")" \
+	'["backend","conflicts","mode","node","sampling","sorts","time","unavailable","where"]' \
+	"the records hold only these fields"
+unlike "$(cat "$reports/$JOB")" "pfn|frame|0x[0-9a-f]{6}" "no frame numbers in the stored record"
+
+# Other users' jobs: root's and daemon's.
+rjob=$(srun --zonesort=on sh -c 'echo $SLURM_JOB_ID')
+djob=$(as daemon srun --zonesort=off sh -c 'echo $SLURM_JOB_ID')
+cluster_wait_job_gone "$rjob" 30
+cluster_wait_job_gone "$djob" 30
+out=$(report nobody --job "$djob" 2>&1); rc=$?
+is "$rc" 1 "nobody asking for daemon's job fails"
+is "$out" "zonesort report: job $djob belongs to daemon (uid 1); you may see only your own jobs" "with a clear message"
+out=$(report nobody --job "$rjob" 2>&1)
+like "$out" "job $rjob belongs to root \(uid 0\); you may see only your own jobs" "root's job is refused too"
+fails "and the file itself is closed to nobody" as nobody sh -c "cat '$reports/$djob' 2>/dev/null"
+like "$(report daemon --job "$djob")" "step 0 +on $ZS_NODE: zonesort=off, no sort" "daemon sees their own job, sorting off"
+like "$(cluster_on_node "$ZS_NODE" "$ZS_ZONESORT" report --job "$djob" statedir="$SC_STATE")" "zonesort=off" "root sees any job"
+out=$(report nobody --job 4000000 2>&1); rc=$?
+is "$rc" 1 "a job without a record fails"
+like "$out" "no record of job 4000000 on " "saying there is no record of it here"
+listing=$(report nobody)
+like "$listing" "^job $JOB:" "without --job: nobody's jobs on this node, newest first"
+unlike "$listing" "job ($djob|$rjob):" "and none of the others'"
+like "$(as nobody env SLURM_JOB_ID="$JOB" "$ZS_ZONESORT" report statedir="$SC_STATE")" "^job $JOB:" \
+	"inside a job, the job in SLURM_JOB_ID"
+out=$(report nobody --job abc 2>&1); rc=$?
+is "$rc" 2 "a bad job id is a usage error"
+like "$out" "zonesort report: .*--job.*abc" "naming the value"
+done_testing

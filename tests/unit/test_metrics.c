@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The textfile metrics and the users' job reports: concurrent writers lose
+ * no update, a reader never sees a half-written file, unsafe directories
+ * are refused, records survive odd text, old records expire. */
+#include "config.h"
+#include "metrics.h"
+#include "report.h"
+#include "textfile.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WRITERS 4
+#define UPDATES 150
+
+static char top[] = "/tmp/zs-test-metrics.XXXXXX";
+
+static struct zs_policy policy_in(const char *sub)
+{
+	struct zs_policy p;
+
+	zs_policy_defaults(&p);
+	snprintf(p.statedir, sizeof(p.statedir), "%s/%s/state", top, sub);
+	snprintf(p.prometheus_dir, sizeof(p.prometheus_dir), "%s/%s/prom", top, sub);
+	char dir[PATH_MAX + 8];
+
+	snprintf(dir, sizeof(dir), "%s/%s", top, sub);
+	mkdir(dir, 0755);
+	return p;
+}
+
+static long read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	long got = 0, r;
+
+	if (fd < 0)
+		return -1;
+	while ((r = read(fd, buf + got, len - 1 - (size_t)got)) > 0)
+		got += r;
+	close(fd);
+	buf[got] = '\0';
+	return got;
+}
+
+/* A complete zonesort.prom ends with the last family the writers produce:
+ * the sample's timestamp. A torn read ends anywhere else. */
+static bool complete(const char *text)
+{
+	const char *last = strrchr(text, '\n');
+
+	if (!last || last[1])
+		return false;
+	while (last > text && last[-1] != '\n')
+		last--;
+	return !strncmp(last, "zonesort_sampled_conflict_timestamp_seconds{", 44) &&
+	       strstr(text, "# TYPE zonesort_sorts_total counter\n");
+}
+
+static unsigned long long counter(const char *text, const char *series)
+{
+	const char *at = strstr(text, series);
+
+	return at ? strtoull(at + strlen(series), NULL, 10) : ~0ULL;
+}
+
+static void concurrent_writers(void)
+{
+	struct zs_policy p = policy_in("concurrent");
+	struct zs_sample sm = { .fraction = 0.25, .random = 0.5, .pages = 100, .samples = 1 };
+	char err[ZS_ERRLEN], path[PATH_MAX + 32], *buf = malloc(1 << 16);
+	pid_t kids[WRITERS];
+	unsigned reads = 0, torn = 0;
+	int status, failed = 0;
+
+	ok(!zs_metrics_sample(&p, "n1", &sm, err), "a first sample is recorded: %s", err);
+	snprintf(path, sizeof(path), "%s/" ZS_METRICS_FILE, p.prometheus_dir);
+	for (int w = 0; w < WRITERS; w++) {
+		kids[w] = fork();
+		if (kids[w] == 0) {
+			for (int i = 0; i < UPDATES; i++) {
+				struct zs_tally before = { 0 }, after = { .rounds = 1, .sorted = 1, .busy = w == 0, .seconds = 0.001 };
+
+				if (zs_metrics_sorts(&p, w ? NULL : "n1", "kernel", &before, &after, err) ||
+				    (i % 10 == 0 && zs_metrics_sample(&p, NULL, &sm, err)))
+					_exit(1);
+			}
+			_exit(0);
+		}
+	}
+	/* Read while they write: every read must be a whole file. */
+	for (;;) {
+		bool running = false;
+
+		for (int w = 0; w < WRITERS; w++)
+			running |= kids[w] > 0 && waitpid(kids[w], &status, WNOHANG) == 0;
+		if (read_file(path, buf, 1 << 16) >= 0) {
+			reads++;
+			torn += !complete(buf);
+		}
+		if (!running)
+			break;
+	}
+	for (int w = 0; w < WRITERS; w++) {
+		waitpid(kids[w], &status, 0);
+		failed += !(errno == ECHILD || (WIFEXITED(status) && !WEXITSTATUS(status)));
+	}
+	ok(reads > 50 && !torn, "%u reads during %d writes, %u torn", reads, WRITERS * UPDATES, torn);
+	ok(read_file(path, buf, 1 << 16) > 0, "the metrics file is there");
+	ok(counter(buf, "zonesort_sorts_total{node=\"n1\",outcome=\"sorted\"} ") == WRITERS * UPDATES,
+	   "sorted counts every update of every writer (%llu of %d)",
+	   counter(buf, "zonesort_sorts_total{node=\"n1\",outcome=\"sorted\"} "), WRITERS * UPDATES);
+	ok(counter(buf, "zonesort_sorts_total{node=\"n1\",outcome=\"busy\"} ") == UPDATES,
+	   "busy counts the first writer's updates (%llu)",
+	   counter(buf, "zonesort_sorts_total{node=\"n1\",outcome=\"busy\"} "));
+	ok(strstr(buf, "zonesort_sorter_up{node=\"n1\",backend=\"kernel\"} 1\n") != NULL,
+	   "the sorter is up, and the node name of the first writer stays");
+	ok(strstr(buf, "zonesort_sampled_conflict_ratio{node=\"n1\"} 0.250000\n") != NULL,
+	   "the sample is kept through the sort updates");
+	free(buf);
+}
+
+static void sorter_state(void)
+{
+	struct zs_policy p = policy_in("sorter");
+	struct zs_tally none = { 0 }, failed = { .rounds = 1, .failed = 1 }, recent = { .rounds = 1, .recent = 1 };
+	char err[ZS_ERRLEN], path[PATH_MAX + 32], buf[8192];
+
+	snprintf(path, sizeof(path), "%s/" ZS_METRICS_FILE, p.prometheus_dir);
+	zs_metrics_sorts(&p, "n2", "kernel", &none, &failed, err);
+	read_file(path, buf, sizeof(buf));
+	ok(strstr(buf, "zonesort_sorter_up{node=\"n2\",backend=\"kernel\"} 0\n") != NULL, "a failed sort: sorter down");
+	zs_metrics_sorts(&p, "n2", "kernel", &none, &recent, err);
+	read_file(path, buf, sizeof(buf));
+	ok(strstr(buf, "zonesort_sorter_up{node=\"n2\",backend=\"kernel\"} 0\n") != NULL, "a skipped round changes nothing");
+	ok(!strstr(buf, "zonesort_last_sort_timestamp_seconds"), "no sort yet, no last-sort time");
+	zs_metrics_sorts(&p, "n2", "none", &none, &recent, err);
+	read_file(path, buf, sizeof(buf));
+	ok(strstr(buf, "zonesort_sorter_up{node=\"n2\",backend=\"none\"} 0\n") != NULL, "no sorter: down, backend none");
+	ok(!strstr(buf, "zonesort_sampled"), "no sample, no sample series");
+
+	struct zs_policy off = p;
+
+	off.prometheus_dir[0] = '\0';
+	snprintf(off.statedir, sizeof(off.statedir), "%s/never", top);
+	ok(!zs_metrics_sorts(&off, "n2", "kernel", &none, &failed, err) && access(off.statedir, F_OK),
+	   "without prometheus_dir nothing is written");
+}
+
+static void unsafe_dirs(void)
+{
+	char dir[PATH_MAX], link[PATH_MAX + 8], err[ZS_ERRLEN];
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s/open", top);
+	mkdir(dir, 0777);
+	chmod(dir, 0777);
+	fd = zs_textfile_dir(dir, false, 0755, err);
+	ok(fd < 0, "a directory others may write is refused");
+	err_has(err, "mode 0777", "naming its mode");
+	snprintf(link, sizeof(link), "%s/link", top);
+	snprintf(dir, sizeof(dir), "%s/concurrent", top);
+	symlink(dir, link);
+	fd = zs_textfile_dir(link, false, 0755, err);
+	ok(fd < 0, "a symbolic link is refused: %s", err);
+	fd = zs_textfile_dir("relative/dir", false, 0755, err);
+	ok(fd < 0, "a relative path is refused");
+}
+
+static void records(void)
+{
+	struct zs_report_step r = { .time = 1700000000.5, .job = 42, .tally = { 3, 2, 1, 0, 0, 0.25 },
+				    .sampling = true, .sample = { 0.03, 0.39, 1234, 2 } }, back;
+	char *line;
+
+	snprintf(r.where, sizeof(r.where), "step 0");
+	snprintf(r.node, sizeof(r.node), "n\t1");
+	snprintf(r.mode, sizeof(r.mode), "every 30 s");
+	snprintf(r.backend, sizeof(r.backend), "kernel");
+	snprintf(r.note, sizeof(r.note), "100%% odd\nnote=x");
+	line = zs_report_format(&r);
+	ok(line && strchr(line, '\n') == line + strlen(line) - 1, "a record is one line");
+	ok(line && !zs_report_parse(line, &back), "and reads back");
+	is_str(back.node, "n\t1", "a tab in a value survives");
+	is_str(back.note, "100% odd\nnote=x", "so do newlines, %% and =");
+	ok(back.job == 42 && back.tally.sorted == 2 && back.tally.recent == 1 && back.sample.pages == 1234 &&
+	   back.sample.fraction == 0.03 && back.sampling, "numbers survive");
+	ok(zs_report_parse("garbage\n", &back) == -1, "a line without job and where is refused");
+	free(line);
+
+	struct zs_policy p = policy_in("reports");
+	char err[ZS_ERRLEN], path[PATH_MAX + 64];
+	struct zs_report_step *steps;
+	unsigned n, removed;
+	uid_t owner;
+
+	ok(!zs_report_add(&p, getuid(), &r, err) && !zs_report_add(&p, getuid(), &r, err), "two records added: %s", err);
+	ok(zs_report_load(&p, 42, &steps, &n, &owner, err) == ZS_REPORT_FOUND && n == 2 && owner == getuid(),
+	   "both are read back (%u)", n);
+	free(steps);
+	ok(zs_report_load(&p, 43, &steps, &n, &owner, err) == ZS_REPORT_MISSING, "another job has none");
+	snprintf(path, sizeof(path), "%s/reports/42", p.statedir);
+	struct stat st;
+
+	ok(!stat(path, &st) && (st.st_mode & 07777) == 0400, "the record has mode 0400");
+	ok(!zs_report_expire(&p, time(NULL), &removed, err) && removed == 0, "a fresh record is kept");
+	ok(!zs_report_expire(&p, time(NULL) + 7 * 86400, &removed, err) && removed == 1 && access(path, F_OK),
+	   "after report_days it is removed");
+	p.report_days = 0;
+	ok(!zs_report_add(&p, getuid(), &r, err) && access(path, F_OK), "report_days=0 writes none");
+}
+
+int main(void)
+{
+	if (!mkdtemp(top)) {
+		printf("Bail out! mkdtemp: %s\n", strerror(errno));
+		return 1;
+	}
+	chmod(top, 0755);
+	concurrent_writers();
+	sorter_state();
+	unsafe_dirs();
+	records();
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", top);
+	if (system(cmd))
+		printf("# could not remove %s\n", top);
+	printf("1..%d\n", tap_count);
+	return tap_failures ? 1 : 0;
+}
