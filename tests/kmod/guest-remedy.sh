@@ -4,7 +4,7 @@
 # pages) side by side: unsorted, sort alone, sort with
 # the module's quarantine, compaction then sort, compaction then sort with
 # quarantine. Huge-page jobs map their memory with MADV_HUGEPAGE (zstest
-# measure --thp). Then checks what the quarantine holds and that it gives it
+# measure --thp), THP defrag off. Then checks what the quarantine holds and that it gives it
 # back: on demand, under memory pressure, on unload.
 #
 # Markers: "ZSTEST key=value ..." values; "ZSTEST_FAIL why" and exit 1 when
@@ -65,6 +65,11 @@ pcp_pages() { awk '$1 == "count:" { s += $2 } END { print s + 0 }' /proc/zoneinf
 SIZE=$(cat $C/size)
 SLOTS=$((SIZE / 4096))
 HALF=$((SIZE / 2))
+# Huge pages only where asked for (zstest measure --thp), and only from
+# free blocks: a huge-page fault must not compact memory while an
+# allocation is being measured (as guest-main.sh).
+echo madvise > /sys/kernel/mm/transparent_hugepage/enabled || fail "THP enabled=madvise"
+echo never > /sys/kernel/mm/transparent_hugepage/defrag || fail "THP defrag=never"
 M size=$SIZE slots=$SLOTS thp_enabled="$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/enabled)" \
 	thp_defrag="$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/defrag)"
 # Per-CPU lists are handed out before any free list; keep them small as
