@@ -83,7 +83,7 @@ zs() { "$ZS_ZONESORT" sort nodes=0 sysfs="$d/sys" node_sysfs="$d/node" statedir=
 ok "zonesort sort quarantine=no sorts" zs quarantine=no
 is "$(cat "$d/sys/quarantine")" off "... after switching the module's quarantine off"
 is "$(cat "$d/sys/nodeid")" 0 "... and writes the node to nodeid"
-ok "zonesort sort (default) sorts" zs
+ok "zonesort sort (defaults: sorter=auto, quarantine=yes) sorts" zs
 is "$(cat "$d/sys/quarantine")" on "... after switching the quarantine on"
 rm "$d/sys/quarantine"
 ok "zonesort sort quarantine=no sorts with a module that has no quarantine file" zs quarantine=no
