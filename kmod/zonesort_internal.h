@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the parts of zonesort.ko share besides the policy: the debugfs
- * dump of the free lists (zonesort_dump.c) and, in test builds only
+ * dump of the free lists (zonesort_dump.c), the quarantine
+ * (zonesort_quarantine.c) and, in test builds only
  * (make ZS_TEST_HOOKS=y), the hooks that stage races the tests cannot
  * wait for (zonesort_testhooks.c).
  */
@@ -10,6 +11,10 @@
 
 #include <linux/mm_types.h>
 #include <linux/mmzone.h>
+
+/* Migratetype of pfn's pageblock, MIGRATE_ISOLATE when it is isolated
+ * (zonesort_main.c). */
+int zs_pageblock_mt(unsigned long pfn);
 
 /* debugfs zonesort/freelists; without debugfs, nothing. */
 void zs_dump_init(void);

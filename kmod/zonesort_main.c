@@ -68,6 +68,7 @@
 #include "zonesort_compat.h"
 #include "zonesort_internal.h"
 #include "zonesort_policy.h"
+#include "zonesort_quarantine.h"
 
 #define ZS_VERSION "0.1.0"
 
@@ -435,7 +436,7 @@ static void zs_hold_done(struct zs_run *r, ktime_t t0)
  * through the exported mem_section with the layout constants of
  * <linux/pageblock-flags.h> and <linux/mmzone.h>: NR_PAGEBLOCK_BITS bits
  * per pageblock, the migratetype in the low bits. */
-static int zs_pageblock_mt(unsigned long pfn)
+int zs_pageblock_mt(unsigned long pfn)
 {
 	unsigned long *bitmap = section_to_usemap(__pfn_to_section(pfn));
 	unsigned long bitidx = ((pfn & (PAGES_PER_SECTION - 1)) >> pageblock_order) *
@@ -733,6 +734,13 @@ static void zs_walk_node(struct zs_run *r, bool apply)
 					continue;
 				}
 				if (small) {
+					/* The quarantine picks against what the
+					 * allocations that reach this list got
+					 * before: from the huge-page order on,
+					 * huge-page faults come first. */
+					n = zsq_filter(zone, order, mt,
+						       r->st.marked ? r->st.tload : r->st.load,
+						       r->blocks, n, r->tmp);
 					zsp_order_blocks(&r->st, r->blocks, n, order, r->tmp);
 					zs_apply(r, zone, order, mt, n);
 				}
@@ -778,6 +786,7 @@ static int zs_sort_node(int nid)
 	err = zs_run_begin(r, nid, &size, halves);
 	if (err)
 		goto out;
+	zsq_sort_begin(nid, &r->g);
 	zs_walk_node(r, true);
 	err = r->err;
 	ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
@@ -1030,6 +1039,8 @@ static int __init zs_init(void)
 		goto fail;
 	}
 	err = sysfs_create_group(zs_kobj, &zs_group);
+	if (!err)
+		err = zsq_init(zs_kobj);
 	if (err) {
 		kobject_put(zs_kobj);
 		goto fail;
@@ -1053,6 +1064,7 @@ static void __exit zs_exit(void)
 	kobject_put(zs_kobj);
 	WRITE_ONCE(zs_interval, 0);
 	cancel_delayed_work_sync(&zs_work);
+	zsq_exit();
 	zs_scratch_free(&zs_scratch);
 	kfree(zs_fw);
 }

@@ -19,6 +19,7 @@ void zs_policy_defaults(struct zs_policy *p)
 	p->allow_off = true;
 	p->min_period = 10;
 	p->sorter = ZS_SORTER_AUTO;
+	p->quarantine = true;
 	strcpy(p->modprobe, "no");
 	strcpy(p->nodes, "auto");
 	strcpy(p->sysfs, "/sys/kernel/zone_sort_free_pages");
@@ -143,8 +144,10 @@ int zs_policy_set(struct zs_policy *p, const char *word, char *err)
 		rc = zs_parse_u64(what, v, 0, 366, &n, err);
 		if (!rc)
 			p->report_days = (unsigned)n;
+	} else if (!strcmp(key, "quarantine")) {
+		rc = zs_parse_bool(what, v, &p->quarantine, err);
 	} else {
-		rc = zs_fail(err, "unknown argument '%s'; known keys: default, allow_off, min_period, sorter, modprobe, drop_caches, nodes, sysfs, node_sysfs, statedir, helper, cache_size, ways, sample_conflicts, prometheus_dir, report_days",
+		rc = zs_fail(err, "unknown argument '%s'; known keys: default, allow_off, min_period, sorter, modprobe, drop_caches, nodes, sysfs, node_sysfs, statedir, helper, cache_size, ways, sample_conflicts, prometheus_dir, report_days, quarantine",
 			     word);
 	}
 	free(key);

@@ -48,6 +48,7 @@ struct zs_policy {
 	bool sample_conflicts;		/* sample_conflicts=yes|no */
 	char prometheus_dir[PATH_MAX];	/* prometheus_dir=<textfile dir>, "" = none (metrics.h) */
 	unsigned report_days;		/* report_days=<days> users' job reports are kept, 0 = none (report.h) */
+	bool quarantine;		/* quarantine=yes|no: the kernel module takes colliding free blocks */
 };
 
 void zs_policy_defaults(struct zs_policy *p);

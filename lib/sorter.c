@@ -240,11 +240,30 @@ static int write_attr(const char *path, const char *text, int *err_no)
 	return 0;
 }
 
+/* This project's module takes the free blocks a sort cannot keep from
+ * colliding (its "quarantine" file); the site's quarantine= says whether.
+ * Intel's module has no such file: nothing to switch. */
+static int set_quarantine(const struct zs_sorter *s, struct zs_node_result *r)
+{
+	char path[PATH_MAX + 32];
+	int e;
+
+	snprintf(path, sizeof(path), "%s/quarantine", s->policy.sysfs);
+	if (access(path, F_OK) || !write_attr(path, s->policy.quarantine ? "on\n" : "off\n", &e))
+		return 0;
+	r->outcome = ZS_FAILED;
+	snprintf(r->msg, sizeof(r->msg), "%s: cannot switch the quarantine %s: %s", path,
+		 s->policy.quarantine ? "on" : "off", strerror(e));
+	return -1;
+}
+
 static void sort_kernel(struct zs_sorter *s, struct zs_node_result *r)
 {
 	char path[PATH_MAX + 32], text[16];
 	int e;
 
+	if (set_quarantine(s, r))
+		return;
 	kernel_path(s, path, sizeof(path));
 	snprintf(text, sizeof(text), "%d\n", r->node);
 	if (!write_attr(path, text, &e)) {

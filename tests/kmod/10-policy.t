@@ -8,16 +8,11 @@
 # which only a kernel has (the QEMU tests measure those).
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/env.sh"
+. "$(dirname "$0")/vm.sh"
 need gcc awk
 
-sim=$ZS_BUILDDIR/kmod-test/policysim
-mkdir -p "$(dirname "$sim")"
-ok "simulator builds with the module's policy code (-Wall -Wextra -Werror)" \
-	gcc -std=gnu11 -O2 -Wall -Wextra -Werror -o "$sim" "$ZS_SRCDIR/tests/kmod/policysim.c" \
-	"$ZS_SRCDIR/kmod/zonesort_policy.c" || { done_testing; exit 1; }
-ok "policy code builds as C89 with the kernel's declaration rules" \
-	gcc -std=gnu89 -Wall -Wextra -Werror -Wdeclaration-after-statement -c -o /dev/null \
-	"$ZS_SRCDIR/kmod/zonesort_policy.c"
+km_policysim || { done_testing; exit 1; }
+sim=$KM_WORK/policysim
 
 # field LINE NAME: value of NAME=value in LINE.
 field() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }

@@ -32,8 +32,12 @@
  * which need not be a power of two: slot = pfn mod SLOTS)
  * (HOLES_PERMILLE: pages left allocated after aging, per mille, +-50%)
  * Prints one line per seed and allocation size, then mean lines.
+ *
+ * usage: policysim remedy ... (below): what the sort cannot reach, and the
+ * module's quarantine (kmod/zonesort_quarantine_policy.c).
  */
 #include "../../kmod/zonesort_policy.h"
+#include "../../kmod/zonesort_quarantine_policy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -327,8 +331,337 @@ static double bound(const struct buddy *b, uint64_t slots, unsigned ways, uint64
 	return (double)conflicted / want;
 }
 
+/* ------------------------------------------------------------------------
+ * policysim remedy PAGES_LOG2 SLOTS_LOG2 AGE_PAGES ROUNDS KEEP_PERMILLE
+ *                  BUDGET_PERMILLE SEED...
+ *
+ * Below the sort's floor: what changes the set of free blocks. A node is
+ * aged as the QEMU tests age it: R_RESERVED_PERMILLE of the pages at the
+ * bottom stay allocated for good (the kernel), then ROUNDS times
+ * AGE_PAGES pages are allocated one by one and freed in random order,
+ * KEEP_PERMILLE of them kept for good (long-lived pages). Each remedy
+ * then works on a copy of that state, and the next allocation goes
+ * through the allocator: half of the cache in single pages (4k), half of
+ * it in 2^9-page blocks falling back to single pages when no block of
+ * order >= 9 is left (thp), all of the cache in single pages (4kfull).
+ * Remedies:
+ *   none          the lists as aging left them
+ *   shuffle       every list shuffled (random placement)
+ *   sortflat      kmod/zonesort_policy.c with one load through all orders
+ *   sortreset     the same, the load forgotten at order 9
+ *   sort          the module's sort (zsp_mark_sequence at order 9)
+ *   quar          the module's quarantine (kmod/zonesort_quarantine_policy.c,
+ *                 at most BUDGET_PERMILLE of the cache's pages), then sort
+ *   compact_*     Linux's compaction of the node first (migration scanner
+ *                 from the bottom, free scanner from the top, kept pages
+ *                 moved up until they meet), then sortflat, sort or quar
+ * The collision count is the simulator's own (pages of the allocation
+ * whose slot holds more than one of them); it shares no code with the
+ * module.
+ */
+#define R_RESERVED_PERMILLE 80
+enum r_huge { R_FLAT, R_RESET, R_HUGE };
+struct r_remedy {
+	const char *name;
+	bool compact, shuffle, sort, quarantine;
+	enum r_huge huge;
+};
+static const struct r_remedy r_remedies[] = {
+	{ "none", false, false, false, false, R_FLAT },
+	{ "shuffle", false, true, false, false, R_FLAT },
+	{ "sortflat", false, false, true, false, R_FLAT },
+	{ "sortreset", false, false, true, false, R_RESET },
+	{ "sort", false, false, true, false, R_HUGE },
+	{ "quar", false, false, true, true, R_HUGE },
+	{ "compact_sortflat", true, false, true, false, R_FLAT },
+	{ "compact_sort", true, false, true, false, R_HUGE },
+	{ "compact_quar", true, false, true, true, R_HUGE },
+};
+#define R_NREM (sizeof(r_remedies) / sizeof(r_remedies[0]))
+
+struct rnode {
+	struct buddy b;
+	unsigned char *used;	/* 0 free, 1 long-lived movable, 2 kernel, 3 quarantined */
+};
+
+static void r_copy(struct rnode *d, const struct rnode *s)
+{
+	b_copy(&d->b, &s->b);
+	memcpy(d->used, s->used, s->b.npages);
+}
+
+/* Takes the free block at pfn (any order) out of the lists. */
+static void r_take_block(struct rnode *n, unsigned long pfn, unsigned char how)
+{
+	int o = n->b.order[pfn];
+
+	l_del(&n->b, (long)pfn);
+	n->b.order[pfn] = -1;
+	for (unsigned long k = 0; k < (1UL << o); k++)
+		n->used[pfn + k] = how;
+}
+
+static void r_free_page(struct rnode *n, unsigned long pfn)
+{
+	n->used[pfn] = 0;
+	b_free(&n->b, pfn);
+}
+
+/* Linux's compaction of a whole zone (compact_node, order -1): the
+ * migration scanner walks pageblocks upwards moving every movable page
+ * to free pages that the free scanner isolates pageblock by pageblock
+ * from the top, until the two meet; isolated free pages left over are
+ * freed again. */
+static void r_compact(struct rnode *n)
+{
+	const unsigned long pb = 1UL << 9, npages = n->b.npages;
+	unsigned long *iso = xcalloc(npages, sizeof(*iso)), niso = 0, next = 0;
+	long free_pb = (long)(npages / pb) - 1;
+
+	for (long mig_pb = 0; mig_pb < free_pb; mig_pb++) {
+		for (unsigned long p = (unsigned long)mig_pb * pb; p < (unsigned long)(mig_pb + 1) * pb; p++) {
+			if (n->used[p] != 1)
+				continue;
+			while (next == niso && free_pb > mig_pb) {
+				unsigned long lo = (unsigned long)free_pb * pb;
+
+				for (unsigned long q = lo; q < lo + pb;) {
+					int o = n->b.order[q];
+
+					if (o < 0) {
+						q++;
+						continue;
+					}
+					r_take_block(n, q, 0);
+					for (unsigned long k = 0; k < (1UL << o); k++)
+						iso[niso++] = q + k;
+					q += 1UL << o;
+				}
+				free_pb--;
+			}
+			if (next == niso)
+				goto out;
+			n->used[iso[next++]] = 1;
+			r_free_page(n, p);
+		}
+	}
+out:
+	while (next < niso)
+		b_free(&n->b, iso[next++]);
+	free(iso);
+}
+
+/* Sorts every list, orders ascending; with q, first takes the blocks the
+ * quarantine policy picks (as the module's hook does). Returns the pages
+ * taken. */
+static uint64_t r_sort(struct rnode *n, struct zsp_state *st, struct zsq_pick *q, uint64_t *v,
+		       uint64_t *tmp, enum r_huge huge)
+{
+	zsp_reset(st);
+	if (q)
+		zsq_pick_zone(q, 0);
+	for (int o = 0; o <= MAXO; o++) {
+		size_t cnt = list_get(&n->b, o, v), kept = cnt;
+
+		if (o == 9 && huge == R_HUGE)
+			zsp_mark_sequence(st);
+		if (o == 9 && huge == R_RESET)
+			zsp_reset(st);
+		if (q && o == 9)
+			zsq_pick_zone(q, 0);
+		if (q) {
+			/* From order 9 on, against the huge-page
+			 * sequence, as the module's hook does. */
+			kept = zsq_pick_list(q, st->marked ? st->tload : st->load, v, cnt,
+					     (unsigned)o, tmp);
+			for (size_t i = kept; i < cnt; i++)
+				r_take_block(n, (unsigned long)v[i], 3);
+		}
+		zsp_order_blocks(st, v, kept, (unsigned)o, tmp);
+		list_set(&n->b, o, v, kept);
+	}
+	return q ? q->taken : 0;
+}
+
+static void r_shuffle(struct rnode *n, uint64_t *v)
+{
+	for (int o = 0; o <= MAXO; o++) {
+		size_t cnt = list_get(&n->b, o, v);
+
+		for (size_t i = cnt; i > 1; i--) {
+			size_t j = rnd() % i;
+			uint64_t t = v[i - 1];
+
+			v[i - 1] = v[j];
+			v[j] = t;
+		}
+		list_set(&n->b, o, v, cnt);
+	}
+}
+
+/* The allocator taking one block of 2^order pages (Linux's
+ * __rmqueue_smallest: head of the lowest non-empty list of at least that
+ * order, upper halves of a split to the heads of the lists below). */
+static long r_alloc_order(struct buddy *b, int order)
+{
+	for (int o = order; o <= MAXO; o++) {
+		long h = (long)b->npages + o, x = b->next[h];
+
+		if (x == h)
+			continue;
+		l_del(b, x);
+		b->order[x] = -1;
+		for (int k = o; k > order; k--)
+			add_block(b, (unsigned long)x + (1UL << (k - 1)), k - 1, 0);
+		return x;
+	}
+	return -1;
+}
+
+/* Allocates want pages (thp: in 2^9-page blocks while there are any);
+ * the fraction of them whose slot holds more than one of them. */
+static double r_measure(struct buddy *b, uint64_t slots, uint64_t want, int thp, uint32_t *count)
+{
+	uint64_t got = 0, conflicted = 0;
+
+	memset(count, 0, slots * sizeof(*count));
+	while (got < want) {
+		long p = thp && want - got >= 512 ? r_alloc_order(b, 9) : -1;
+		uint64_t np = 512;
+
+		if (p < 0) {
+			p = r_alloc_order(b, 0);
+			np = 1;
+		}
+		if (p < 0)
+			break;
+		for (uint64_t k = 0; k < np; k++)
+			count[((uint64_t)p + k) & (slots - 1)]++;
+		got += np;
+	}
+	for (uint64_t s = 0; s < slots; s++)
+		if (count[s] > 1)
+			conflicted += count[s];
+	return got ? (double)conflicted / got : 0;
+}
+
+static int remedy_main(int argc, char **argv)
+{
+	if (argc < 8) {
+		fprintf(stderr, "usage: policysim remedy PAGES_LOG2 SLOTS_LOG2 AGE_PAGES ROUNDS KEEP_PERMILLE BUDGET_PERMILLE SEED...\n");
+		return 2;
+	}
+	unsigned long npages = 1UL << atoi(argv[1]);
+	uint64_t slots = 1ULL << atoi(argv[2]);
+	unsigned long age = strtoul(argv[3], NULL, 10);
+	int rounds = atoi(argv[4]);
+	unsigned keep = (unsigned)atoi(argv[5]);
+	uint64_t budget = slots * (uint64_t)atoi(argv[6]) / 1000;
+	int nseeds = argc - 7;
+	struct rnode aged, work;
+	uint64_t *v = xcalloc(npages, sizeof(*v)), *tmp = xcalloc(npages, sizeof(*tmp));
+	uint32_t *count = xcalloc(slots, sizeof(*count));
+	unsigned long *pages = xcalloc(age, sizeof(*pages));
+	struct zsp_geom geom;
+	struct zsp_state st;
+	double sum[3][R_NREM] = { { 0 } }, held[R_NREM] = { 0 };
+	static const char *alloc_name[3] = { "4k", "thp", "4kfull" };
+
+	if (zsp_geom_init(&geom, slots, 1) || age > npages) {
+		fprintf(stderr, "policysim: bad geometry or age\n");
+		return 2;
+	}
+	zsp_init(&st, &geom, xcalloc(1, zsp_state_bytes(&geom)));
+	b_init(&aged.b, npages);
+	b_init(&work.b, npages);
+	aged.used = xcalloc(npages, 1);
+	work.used = xcalloc(npages, 1);
+	for (int si = 7; si < argc; si++) {
+		unsigned long seed = strtoul(argv[si], NULL, 10), kept = 0;
+		unsigned long reserved = npages * R_RESERVED_PERMILLE / 1000;
+
+		rs = 0x9E3779B97F4A7C15ULL * (seed + 1);
+		memset(aged.b.order, -1, npages);
+		memset(aged.used, 0, npages);
+		for (int o = 0; o <= MAXO; o++)
+			aged.b.next[npages + o] = aged.b.prev[npages + o] = (long)npages + o;
+		for (unsigned long p = 0; p < npages; p += 1UL << MAXO)
+			add_block(&aged.b, p, MAXO, 1);
+		for (unsigned long p = 0; p < reserved; p++)
+			if (aged.b.order[p] >= 0)
+				r_take_block(&aged, p, 2);
+		for (unsigned long p = 0; p < reserved; p++)
+			aged.used[p] = 2;
+		for (int r = 0; r < rounds; r++) {
+			unsigned long got = 0;
+
+			for (; got < age; got++) {
+				long p = r_alloc_order(&aged.b, 0);
+
+				if (p < 0)
+					break;
+				pages[got] = (unsigned long)p;
+				aged.used[p] = 1;
+			}
+			for (unsigned long i = got; i > 1; i--) {
+				unsigned long j = rnd() % i, t = pages[i - 1];
+
+				pages[i - 1] = pages[j];
+				pages[j] = t;
+			}
+			for (unsigned long i = 0; i < got; i++) {
+				if (rnd() % 1000 < keep) {
+					kept++;
+					continue;
+				}
+				r_free_page(&aged, pages[i]);
+			}
+		}
+		printf("seed=%lu kept=%lu", seed, kept);
+		for (int a = 0; a < 3; a++) {
+			int thp = a == 1;
+
+			for (size_t m = 0; m < R_NREM; m++) {
+				const struct r_remedy *rem = &r_remedies[m];
+				struct zsq_pick q;
+				uint64_t taken = 0;
+				double f;
+
+				r_copy(&work, &aged);
+				if (rem->compact)
+					r_compact(&work);
+				if (rem->shuffle)
+					r_shuffle(&work, v);
+				zsq_pick_init(&q, &geom, slots / 2, budget);
+				if (rem->sort)
+					taken = r_sort(&work, &st, rem->quarantine ? &q : NULL, v, tmp, rem->huge);
+				f = r_measure(&work.b, slots, a == 2 ? slots : slots / 2, thp, count);
+				sum[a][m] += f;
+				if (!a)
+					held[m] += (double)taken;
+				printf(" %s_%s=%.6f", alloc_name[a], rem->name, f);
+				if (!a && rem->quarantine)
+					printf(" %s_held=%llu", rem->name, (unsigned long long)taken);
+			}
+		}
+		printf("\n");
+	}
+	printf("mean seeds=%d kept_permille=%u budget=%llu", nseeds, keep, (unsigned long long)budget);
+	for (int a = 0; a < 3; a++)
+		for (size_t m = 0; m < R_NREM; m++)
+			printf(" %s_%s=%.6f", alloc_name[a], r_remedies[m].name, sum[a][m] / nseeds);
+	for (size_t m = 0; m < R_NREM; m++)
+		if (r_remedies[m].quarantine)
+			printf(" %s_held=%.0f", r_remedies[m].name, held[m] / nseeds);
+	printf("\n");
+	free(pages);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "remedy"))
+		return remedy_main(argc - 1, argv + 1);
 	if (argc < 6) {
 		fprintf(stderr, "usage: policysim PAGES_LOG2 SLOTS WAYS HOLES_PERMILLE SEED...\n");
 		return 2;

@@ -109,6 +109,25 @@ km_build() {
 	printf '%s' "$dir/zonesort.ko"
 }
 
+# km_policysim: builds tests/kmod/policysim.c with the module's policy
+# code (-Wall -Wextra -Werror) into $KM_WORK/policysim, and checks that
+# the policy code builds as C89 with the kernel's declaration rules (TAP
+# results); prints nothing, returns non-zero when a build failed.
+km_policysim() {
+	local f rc=0
+	mkdir -p "$KM_WORK"
+	ok "simulator builds with the module's policy code (-Wall -Wextra -Werror)" \
+		gcc -std=gnu11 -O2 -Wall -Wextra -Werror -o "$KM_WORK/policysim" \
+		"$ZS_SRCDIR/tests/kmod/policysim.c" "$ZS_SRCDIR/kmod/zonesort_policy.c" \
+		"$ZS_SRCDIR/kmod/zonesort_quarantine_policy.c" || rc=1
+	for f in zonesort_policy.c zonesort_quarantine_policy.c; do
+		ok "$f builds as C89 with the kernel's declaration rules" \
+			gcc -std=gnu89 -Wall -Wextra -Werror -Wdeclaration-after-statement -c -o /dev/null \
+			"$ZS_SRCDIR/kmod/$f" || rc=1
+	done
+	return $rc
+}
+
 # km_guestbin NAME [LIBS]: builds a static guest program from
 # tests/kmod/NAME.c; prints its path.
 km_guestbin() {

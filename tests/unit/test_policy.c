@@ -63,6 +63,22 @@ static void site_policy(void)
 		ok(parse(&p, err, 1, w), "'%s' refused", bad[i].word);
 		err_has(err, bad[i].fragment, "error for '%s' names it", bad[i].word);
 	}
+	/* The unknown-key message lists every key, the last ones included. */
+	char *unknown[] = { "colour=blue" };
+
+	parse(&p, err, 1, unknown);
+	err_has(err, "prometheus_dir, report_days, quarantine", "the known keys end with the newest");
+
+	zs_policy_defaults(&p);
+	ok(p.quarantine, "quarantine on by default");
+	char *quar[] = { "quarantine=no" };
+
+	ok(!parse(&p, err, 1, quar) && !p.quarantine, "quarantine=no turns it off");
+	char *quarbad[] = { "quarantine=maybe" };
+
+	ok(parse(&p, err, 1, quarbad), "quarantine=maybe refused");
+	err_has(err, "maybe", "... naming the value");
+
 	char *below[] = { "min_period=60", "default=30" };
 
 	ok(parse(&p, err, 2, below), "default below min_period refused");

@@ -1,0 +1,556 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * zonesort quarantine: lowers the collisions of the next allocation below
+ * what sorting alone can reach.
+ *
+ * A few long-lived pages scattered over memory leave many small free
+ * blocks, and the buddy allocator hands out every smaller block before it
+ * splits a larger one; collisions among those blocks stay whatever their
+ * order (zonesort_quarantine_policy.h). During a sort, at each movable
+ * free list, zonesort_main.c passes us the list's snapshot; we take the
+ * blocks the policy picks and the sort orders the rest. The lists from
+ * the huge-page order up are picked a second time from the start, as
+ * transparent huge pages take them: before any smaller list.
+ *
+ * Taking a given free block: alloc_contig_range() on exactly its pfn
+ * range is the exported way to allocate one particular block. An
+ * allocation of the block's order after moving it to its list head would
+ * return whatever heads this CPU's per-CPU list instead (orders up to 3
+ * and pageblock order go through those lists). The block is checked to
+ * be free, on a movable pageblock (alloc_contig_range would otherwise
+ * retype the pageblock) before the call; a block allocated meanwhile
+ * makes the call fail or migrate that one page, as for CMA. The call also
+ * drains the zone's per-CPU lists into the free lists.
+ *
+ * Held blocks hang on a per-node list through their head page's lru, the
+ * order in page_private (the owner's fields of an allocated page), their
+ * pages marked movable (see zsq_mops), and go back:
+ *   - when the node is sorted again (the sort picks afresh),
+ *   - under memory pressure: a shrinker; they cost nothing to recreate,
+ *   - when the memory holding them goes offline,
+ *   - on "release" written to /sys/kernel/zone_sort_free_pages/quarantine
+ *     ("off" there or quarantine=N stops taking from the next sort on),
+ *   - when the module unloads.
+ * Bounds: per node at most quarantine_permille per mille of the cache's
+ * pages, and nothing is taken while the zone's free pages would drop
+ * below its high watermark plus the protected allocation (half the
+ * cache): that allocation, right after the sort, finds its pages free;
+ * anything bigger wakes reclaim, and the shrinker gives them back.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/gfp.h>
+#include <linux/kernel.h>
+#include <linux/ktime.h>
+#include <linux/list.h>
+#include <linux/memory.h>
+#include <linux/migrate.h>
+#include <linux/mm.h>
+#include <linux/mmzone.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/nodemask.h>
+#include <linux/notifier.h>
+#include <linux/page-flags.h>
+#include <linux/pageblock-flags.h>
+#include <linux/sched/signal.h>
+#include <linux/shrinker.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
+#include <linux/version.h>
+
+#include "zonesort_compat.h"
+#include "zonesort_internal.h"
+#include "zonesort_quarantine.h"
+#include "zonesort_quarantine_policy.h"
+
+/* alloc_contig_range() took the pageblocks' migratetype until its flags
+ * argument replaced it (ACR_FLAGS_*). */
+#ifdef ACR_FLAGS_NONE
+#define ZSQ_ACR_ARG ACR_FLAGS_NONE
+#else
+#define ZSQ_ACR_ARG MIGRATE_MOVABLE
+#endif
+
+/* Most per mille of the cache the quarantine_permille parameter accepts. */
+#define ZSQ_MAX_PERMILLE 500
+
+static bool zsq_enabled = true;
+module_param_named(quarantine, zsq_enabled, bool, 0644);
+MODULE_PARM_DESC(quarantine,
+		 "take the free blocks a sort cannot keep from colliding out of the free lists until the next sort or memory pressure (default Y)");
+
+static unsigned int zsq_permille = 125;
+
+static int zsq_set_permille(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+
+	if (kstrtouint(val, 0, &v) || v > ZSQ_MAX_PERMILLE) {
+		pr_warn("quarantine_permille: '%.*s' is not a number from 0 to %u (per mille of the cache size)\n",
+			(int)strcspn(val, "\n"), val, ZSQ_MAX_PERMILLE);
+		return -EINVAL;
+	}
+	WRITE_ONCE(zsq_permille, v);
+	return 0;
+}
+
+static const struct kernel_param_ops zsq_permille_ops = {
+	.set = zsq_set_permille,
+	.get = param_get_uint,
+};
+
+module_param_cb(quarantine_permille, &zsq_permille_ops, &zsq_permille, 0644);
+MODULE_PARM_DESC(quarantine_permille,
+		 "most pages held per node, per mille of the cache's pages (0-500, default 125)");
+
+struct zsq_node {
+	spinlock_t lock;
+	struct list_head blocks;	/* head pages; order in page_private */
+	unsigned long pages, nblocks;
+	unsigned long limit;		/* pages, from the last sort's geometry */
+};
+
+static struct zsq_node *zsq_nodes;	/* nr_node_ids entries */
+
+static struct {
+	atomic64_t taken, released, shrunk;
+	/* blocks not taken: gone from the lists, on a pageblock of another
+	 * type, or refused by the allocator (busy pageblock) */
+	atomic64_t gone, pageblock, refused;
+} zsq_stats;
+
+/* The sort in progress or the last one; written only with the sort mutex
+ * held, read by the sysfs file without it (figures only). */
+static struct {
+	bool on, huge;
+	int nid;
+	struct zone *zone;
+	struct zsq_pick pick;
+	unsigned long want;
+	unsigned long taken, calls, failed;
+	s64 ns;
+} zsq_run = { .nid = -1 };
+
+/* ------------------------------------------------------------------------
+ * Held pages are marked movable, with operations that refuse every move.
+ * Isolating a pageblock (alloc_contig_range, memory offlining) fails on
+ * any in-use page that is neither on the LRU nor movable; unmarked, a
+ * block we hold would make its whole pageblock untakeable, and the blocks
+ * to take lie close together, around the same long-lived pages.
+ * Compaction and alloc_contig_range() by others ask to isolate the pages
+ * and are told no, as for a pinned page; memory going offline makes us
+ * give them back first (zsq_memory_event).
+ */
+static bool zsq_isolate_page(struct page *page, isolate_mode_t mode)
+{
+	return false;
+}
+
+static int zsq_migrate_page(struct page *dst, struct page *src, enum migrate_mode mode)
+{
+	return -EBUSY;
+}
+
+static void zsq_putback_page(struct page *page)
+{
+}
+
+static const struct movable_operations zsq_mops = {
+	.isolate_page = zsq_isolate_page,
+	.migrate_page = zsq_migrate_page,
+	.putback_page = zsq_putback_page,
+};
+
+/* Marks (or unmarks) the pages of a held block; pages are locked while
+ * their mapping changes, as __SetPageMovable() wants. */
+static void zsq_mark_movable(unsigned long pfn, unsigned long size, bool movable)
+{
+	unsigned long i;
+
+	for (i = 0; i < size; i++) {
+		struct page *page = pfn_to_page(pfn + i);
+
+		/* Only a racing isolation attempt can hold the lock. */
+		lock_page(page);
+		if (movable)
+			__SetPageMovable(page, &zsq_mops);
+		else
+			__ClearPageMovable(page);
+		unlock_page(page);
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Giving blocks back.
+ */
+
+/* Gives back up to max_pages pages (whole blocks, at least one block) of
+ * node nid, those in [start, end) only. Returns the pages given back. */
+static unsigned long zsq_release(int nid, unsigned long max_pages, unsigned long start,
+				 unsigned long end)
+{
+	struct zsq_node *qn = &zsq_nodes[nid];
+	struct page *page, *next;
+	unsigned long pages = 0, nblocks = 0;
+	LIST_HEAD(out);
+
+	spin_lock(&qn->lock);
+	list_for_each_entry_safe(page, next, &qn->blocks, lru) {
+		unsigned long pfn = page_to_pfn(page), size = 1UL << page_private(page);
+
+		if (pages >= max_pages)
+			break;
+		if (pfn + size <= start || pfn >= end)
+			continue;
+		list_move_tail(&page->lru, &out);
+		pages += size;
+		nblocks++;
+	}
+	qn->pages -= pages;
+	qn->nblocks -= nblocks;
+	spin_unlock(&qn->lock);
+
+	list_for_each_entry_safe(page, next, &out, lru) {
+		unsigned long pfn = page_to_pfn(page), size = 1UL << page_private(page), i;
+
+		list_del_init(&page->lru);
+		set_page_private(page, 0);
+		zsq_mark_movable(pfn, size, false);
+		/* Page by page, not free_contig_range(): a compaction scanner
+		 * may hold a passing reference; then it frees the page. */
+		for (i = 0; i < size; i++)
+			__free_page(pfn_to_page(pfn + i));
+	}
+	atomic64_add(pages, &zsq_stats.released);
+	return pages;
+}
+
+static unsigned long zsq_release_all(void)
+{
+	unsigned long pages = 0;
+	int nid;
+
+	for_each_node(nid)
+		pages += zsq_release(nid, ULONG_MAX, 0, ULONG_MAX);
+	return pages;
+}
+
+/* ------------------------------------------------------------------------
+ * Taking blocks during a sort.
+ */
+
+/* Takes the free block of 2^order pages at pfn; false if it is no longer
+ * such a block or the allocator refused. */
+static bool zsq_take(struct zone *zone, unsigned long pfn, unsigned int order)
+{
+	struct zsq_node *qn = &zsq_nodes[zsq_run.nid];
+	struct page *page = pfn_to_online_page(pfn);
+	int err;
+
+	/* Unlocked reads: a hint only, alloc_contig_range() decides. */
+	if (!page || page_zone(page) != zone || !PageBuddy(page) || page_private(page) != order) {
+		atomic64_inc(&zsq_stats.gone);
+		return false;
+	}
+	if (zs_pageblock_mt(pfn) != MIGRATE_MOVABLE) {
+		atomic64_inc(&zsq_stats.pageblock);
+		return false;
+	}
+	zsq_run.calls++;
+	err = alloc_contig_range(pfn, pfn + (1UL << order), ZSQ_ACR_ARG, __GFP_NOWARN);
+	if (err) {
+		atomic64_inc(&zsq_stats.refused);
+		return false;
+	}
+	zsq_mark_movable(pfn, 1UL << order, true);
+	set_page_private(page, order);
+	spin_lock(&qn->lock);
+	list_add_tail(&page->lru, &qn->blocks);
+	qn->pages += 1UL << order;
+	qn->nblocks++;
+	spin_unlock(&qn->lock);
+	atomic64_add(1UL << order, &zsq_stats.taken);
+	return true;
+}
+
+/*
+ * Empties the zone's per-CPU lists into the free lists, where the sort
+ * and the policy see them: those lists are handed out before any free
+ * list, in no order of ours, and by default hold thousands of pages (the
+ * blocks just given back among them). drain_all_pages() is not exported;
+ * alloc_contig_range() calls it: the first block of the lowest non-empty
+ * movable list is taken and held like the others.
+ */
+static void zsq_drain(struct zone *zone)
+{
+	unsigned long flags, pfn = 0;
+	unsigned int order, found = 0;
+
+	spin_lock_irqsave(&zone->lock, flags);
+	for (order = 0; order < ARRAY_SIZE(zone->free_area) && !pfn; order++) {
+		struct list_head *list = &zone->free_area[order].free_list[MIGRATE_MOVABLE];
+
+		if (!list_empty(list)) {
+			pfn = page_to_pfn(list_first_entry(list, struct page, lru));
+			found = order;
+		}
+	}
+	spin_unlock_irqrestore(&zone->lock, flags);
+	/* Within the limit like every block held. */
+	if (!pfn || zsq_run.pick.budget < (1ULL << found) || !zsq_take(zone, pfn, found))
+		return;
+	zsq_run.pick.budget -= 1ULL << found;
+	zsq_run.pick.taken += 1ULL << found;
+	zsq_run.taken += 1UL << found;
+}
+
+void zsq_sort_begin(int nid, const struct zsp_geom *g)
+{
+	unsigned long cache_pages = (unsigned long)(g->colors * g->ways);
+	unsigned int permille = READ_ONCE(zsq_permille);
+	pg_data_t *pgdat = NODE_DATA(nid);
+	int zi;
+
+	zsq_release(nid, ULONG_MAX, 0, ULONG_MAX);
+	zsq_nodes[nid].limit = cache_pages / 1000 * permille +
+			       cache_pages % 1000 * permille / 1000;
+	zsq_run.on = READ_ONCE(zsq_enabled) && zsq_nodes[nid].limit;
+	zsq_run.nid = nid;
+	zsq_run.zone = NULL;
+	zsq_run.want = cache_pages / 2;
+	zsq_run.taken = zsq_run.calls = zsq_run.failed = 0;
+	zsq_run.ns = 0;
+	zsq_pick_init(&zsq_run.pick, g, zsq_run.want, zsq_nodes[nid].limit);
+	if (!zsq_run.on)
+		return;
+	for (zi = 0; zi < MAX_NR_ZONES; zi++)
+		if (populated_zone(&pgdat->node_zones[zi]))
+			zsq_drain(&pgdat->node_zones[zi]);
+}
+
+size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u64 *blocks,
+		  size_t n, u64 *tmp)
+{
+	ktime_t t0 = ktime_get();
+	size_t kept, i;
+
+	if (!zsq_run.on || mt != MIGRATE_MOVABLE)
+		return n;
+	if (zone != zsq_run.zone) {
+		/* The per-CPU pages the sort counted come first. */
+		u64 before = 0, s;
+
+		for (s = 0; s < zsq_run.pick.g.nslots; s++)
+			before += load[s];
+		zsq_run.zone = zone;
+		zsq_run.huge = false;
+		zsq_pick_zone(&zsq_run.pick, before);
+	}
+	if (ZS_THP_ORDER && order >= ZS_THP_ORDER && !zsq_run.huge) {
+		/* Huge-page allocations start here, and the load we are
+		 * given now counts these lists alone (zsp_mark_sequence). */
+		zsq_run.huge = true;
+		zsq_pick_zone(&zsq_run.pick, 0);
+	}
+	kept = zsq_pick_list(&zsq_run.pick, load, blocks, n, order, tmp);
+	for (i = kept; i < n; i++) {
+		unsigned long size = 1UL << order;
+		bool ok = false;
+
+		if (zsq_run.on && !fatal_signal_pending(current) &&
+		    zone_page_state(zone, NR_FREE_PAGES) >=
+		    high_wmark_pages(zone) + zsq_run.want + size)
+			ok = zsq_take(zone, (unsigned long)blocks[i], order);
+		else
+			zsq_run.on = false;
+		if (ok) {
+			zsq_run.taken += size;
+			continue;
+		}
+		if (zsq_run.on)
+			zsq_run.failed++;
+		zsq_pick_untake(&zsq_run.pick, order);
+		blocks[kept++] = blocks[i];
+	}
+	zsq_run.ns += ktime_to_ns(ktime_sub(ktime_get(), t0));
+	return kept;
+}
+
+/* ------------------------------------------------------------------------
+ * Memory pressure and memory going offline.
+ */
+static unsigned long zsq_count(struct shrinker *s, struct shrink_control *sc)
+{
+	unsigned long pages = READ_ONCE(zsq_nodes[sc->nid].pages);
+
+	return pages ? pages : SHRINK_EMPTY;
+}
+
+static unsigned long zsq_scan(struct shrinker *s, struct shrink_control *sc)
+{
+	unsigned long pages = zsq_release(sc->nid, sc->nr_to_scan, 0, ULONG_MAX);
+
+	atomic64_add(pages, &zsq_stats.shrunk);
+	return pages ? pages : SHRINK_STOP;
+}
+
+#ifdef SHRINKER_ALLOCATED
+/* 6.7 and later: shrinkers are allocated by the kernel. */
+static struct shrinker *zsq_shrinker;
+
+static int zsq_shrinker_add(void)
+{
+	zsq_shrinker = shrinker_alloc(SHRINKER_NUMA_AWARE, "zonesort-quarantine");
+	if (!zsq_shrinker)
+		return -ENOMEM;
+	zsq_shrinker->count_objects = zsq_count;
+	zsq_shrinker->scan_objects = zsq_scan;
+	zsq_shrinker->seeks = 0;
+	shrinker_register(zsq_shrinker);
+	return 0;
+}
+
+static void zsq_shrinker_del(void)
+{
+	shrinker_free(zsq_shrinker);
+}
+#else
+/* seeks 0: the held pages cost nothing to recreate; reclaim takes half of
+ * them at every pass. */
+static struct shrinker zsq_shrinker = {
+	.count_objects = zsq_count,
+	.scan_objects = zsq_scan,
+	.seeks = 0,
+	.flags = SHRINKER_NUMA_AWARE,
+};
+
+static int zsq_shrinker_add(void)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 0, 0)
+	return register_shrinker(&zsq_shrinker, "zonesort-quarantine");
+#else
+	return register_shrinker(&zsq_shrinker);
+#endif
+}
+
+static void zsq_shrinker_del(void)
+{
+	unregister_shrinker(&zsq_shrinker);
+}
+#endif
+
+static int zsq_memory_event(struct notifier_block *nb, unsigned long action, void *arg)
+{
+	struct memory_notify *mn = arg;
+	int nid;
+
+	if (action != MEM_GOING_OFFLINE)
+		return NOTIFY_OK;
+	for_each_node(nid)
+		zsq_release(nid, ULONG_MAX, mn->start_pfn, mn->start_pfn + mn->nr_pages);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block zsq_memory_nb = {
+	.notifier_call = zsq_memory_event,
+};
+
+/* ------------------------------------------------------------------------
+ * /sys/kernel/zone_sort_free_pages/quarantine: read the figures; write
+ * "on" or "off" (the quarantine parameter: from the next sort on) or
+ * "release" (give everything back now).
+ */
+static ssize_t quarantine_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+{
+	ssize_t len;
+	int nid;
+
+	len = sysfs_emit(buf,
+			 "enabled=%d\n"
+			 "limit_permille=%u\n"
+			 "taken_pages_total=%lld\n"
+			 "released_pages_total=%lld\n"
+			 "released_by_pressure_pages=%lld\n"
+			 "not_taken_gone=%lld\n"
+			 "not_taken_pageblock=%lld\n"
+			 "not_taken_refused=%lld\n"
+			 "last_node=%d\n"
+			 "last_taken_pages=%lu\n"
+			 "last_take_calls=%lu\n"
+			 "last_take_failed=%lu\n"
+			 "last_take_ns=%lld\n",
+			 READ_ONCE(zsq_enabled), READ_ONCE(zsq_permille),
+			 atomic64_read(&zsq_stats.taken), atomic64_read(&zsq_stats.released),
+			 atomic64_read(&zsq_stats.shrunk), atomic64_read(&zsq_stats.gone),
+			 atomic64_read(&zsq_stats.pageblock), atomic64_read(&zsq_stats.refused),
+			 READ_ONCE(zsq_run.nid),
+			 READ_ONCE(zsq_run.taken), READ_ONCE(zsq_run.calls),
+			 READ_ONCE(zsq_run.failed), READ_ONCE(zsq_run.ns));
+	for_each_node_state(nid, N_MEMORY)
+		len += sysfs_emit_at(buf, len, "node=%d held_pages=%lu held_blocks=%lu limit_pages=%lu\n",
+				     nid, READ_ONCE(zsq_nodes[nid].pages),
+				     READ_ONCE(zsq_nodes[nid].nblocks), READ_ONCE(zsq_nodes[nid].limit));
+	return len;
+}
+
+static ssize_t quarantine_store(struct kobject *k, struct kobj_attribute *a, const char *buf,
+				size_t len)
+{
+	if (sysfs_streq(buf, "on"))
+		WRITE_ONCE(zsq_enabled, true);
+	else if (sysfs_streq(buf, "off"))
+		WRITE_ONCE(zsq_enabled, false);
+	else if (sysfs_streq(buf, "release"))
+		zsq_release_all();
+	else
+		return -EINVAL;
+	return len;
+}
+
+static struct kobj_attribute zsq_attr = __ATTR(quarantine, 0644, quarantine_show, quarantine_store);
+
+int zsq_init(struct kobject *dir)
+{
+	int nid, err;
+
+	zsq_nodes = kcalloc(nr_node_ids, sizeof(*zsq_nodes), GFP_KERNEL);
+	if (!zsq_nodes)
+		return -ENOMEM;
+	for (nid = 0; nid < nr_node_ids; nid++) {
+		spin_lock_init(&zsq_nodes[nid].lock);
+		INIT_LIST_HEAD(&zsq_nodes[nid].blocks);
+	}
+	err = zsq_shrinker_add();
+	if (err)
+		goto free;
+	err = register_memory_notifier(&zsq_memory_nb);
+	if (err)
+		goto shrinker;
+	err = sysfs_create_file(dir, &zsq_attr.attr);
+	if (err)
+		goto notifier;
+	return 0;
+notifier:
+	unregister_memory_notifier(&zsq_memory_nb);
+shrinker:
+	zsq_shrinker_del();
+free:
+	kfree(zsq_nodes);
+	zsq_nodes = NULL;
+	return err;
+}
+
+void zsq_exit(void)
+{
+	if (!zsq_nodes)
+		return;
+	unregister_memory_notifier(&zsq_memory_nb);
+	zsq_shrinker_del();
+	zsq_release_all();
+	kfree(zsq_nodes);
+	zsq_nodes = NULL;
+}

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * zonesort quarantine policy; see zonesort_quarantine_policy.h. Builds in
+ * the kernel (Kbuild) and in user space (tests/kmod/policysim.c), C89
+ * declarations as in zonesort_policy.c.
+ */
+#include "zonesort_quarantine_policy.h"
+
+void zsq_pick_init(struct zsq_pick *q, const struct zsp_geom *g, uint64_t want, uint64_t budget)
+{
+	q->g = *g;
+	q->want = want;
+	q->budget = budget;
+	q->before = 0;
+	q->taken = 0;
+	q->done = false;
+}
+
+void zsq_pick_zone(struct zsq_pick *q, uint64_t pages_before)
+{
+	q->before = pages_before;
+	q->done = false;
+}
+
+/* Adds (sign 1) or removes (sign -1) a block's pages from the load. */
+static void load_block(const struct zsp_geom *g, uint32_t *load, uint64_t pfn, uint64_t span,
+		       uint64_t pp, int sign)
+{
+	uint64_t first = zsp_slot(g, pfn), j;
+
+	for (j = 0; j < span; j++)
+		load[first + j] = sign > 0 ? load[first + j] + (uint32_t)pp :
+				  load[first + j] - (uint32_t)pp;
+}
+
+static bool block_fits(const struct zsp_geom *g, const uint32_t *load, uint64_t pfn, uint64_t span,
+		       uint64_t pp)
+{
+	uint64_t first = zsp_slot(g, pfn), j;
+
+	for (j = 0; j < span; j++)
+		if (load[first + j] + pp > g->cap)
+			return false;
+	return true;
+}
+
+size_t zsq_pick_list(struct zsq_pick *q, uint32_t *load, uint64_t *blocks, size_t n,
+		     unsigned int order, uint64_t *tmp)
+{
+	const struct zsp_geom *g = &q->g;
+	uint64_t bsize, span, pp, kept = 0, ntake;
+	size_t nk = 0, nt = 0, i;
+
+	if (order >= 40 || n == 0)
+		return n;
+	bsize = 1ULL << order;
+	if (q->done || bsize >= g->colors) {
+		q->before += (uint64_t)n << order;
+		return n;
+	}
+	span = order > g->shift ? 1ULL << (order - g->shift) : 1;
+	pp = order > g->shift ? 1ULL << g->shift : bsize;
+
+	for (i = 0; i < n; i++) {
+		uint64_t pfn = blocks[i];
+
+		if (block_fits(g, load, pfn, span, pp)) {
+			load_block(g, load, pfn, span, pp, 1);
+			blocks[nk++] = pfn;
+			kept += bsize;
+		} else {
+			tmp[nt++] = pfn;
+		}
+	}
+	for (i = 0; i < nk; i++)
+		load_block(g, load, blocks[i], span, pp, -1);
+
+	if (q->before + kept >= q->want) {
+		/* The allocation ends in this list: the sort hands out the
+		 * fitting blocks first. */
+		q->done = true;
+		ntake = 0;
+	} else {
+		ntake = q->budget / bsize;
+		if (ntake > nt)
+			ntake = nt;
+	}
+	/* Blocks left for lack of budget stay in the list, then the ones
+	 * to take. */
+	for (i = ntake; i < nt; i++)
+		blocks[nk++] = tmp[i];
+	for (i = 0; i < ntake; i++)
+		blocks[nk + i] = tmp[i];
+	q->before += kept + (uint64_t)(nt - ntake) * bsize;
+	q->budget -= ntake * bsize;
+	q->taken += ntake * bsize;
+	return nk;
+}
+
+void zsq_pick_untake(struct zsq_pick *q, unsigned int order)
+{
+	uint64_t bsize = 1ULL << order;
+
+	q->taken -= bsize;
+	q->budget += bsize;
+	q->before += bsize;
+}

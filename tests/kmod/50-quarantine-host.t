@@ -1,0 +1,94 @@
+#!/bin/bash
+# Below the sort's floor, on the host. The simulated buddy allocator of
+# tests/kmod/policysim.c ages 1 GiB with long-lived pages as the QEMU
+# tests do; then the module's quarantine policy
+# (kmod/zonesort_quarantine_policy.c) and ordering policy
+# (kmod/zonesort_policy.c) work on it, and the next allocation of half
+# the cache, in 4 KiB pages and in transparent huge pages, goes through
+# the simulated allocator. Collisions are counted by the simulator, with
+# no code of the module's. The simulator stands in for a node's free
+# lists, which only a kernel has (51-quarantine-vm.t measures those).
+# Then the sorter library's quarantine= switch, against a directory
+# standing in for the module's sysfs files.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/env.sh"
+. "$(dirname "$0")/vm.sh"
+need gcc awk
+
+km_policysim || { done_testing; exit 1; }
+sim=$KM_WORK/policysim
+
+# field LINE NAME: value of NAME=value in LINE.
+field() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+
+slots=65536
+budget_permille=125
+# The quarantine's limit, computed here: 125 per mille of the cache's pages.
+limit=$((slots * budget_permille / 1000))
+# 2^18 pages (1 GiB), 2^16 slots (a 256 MiB cache), aged as in the guest:
+# 400 MiB allocated page by page and freed in random order, twice, keeping
+# 2 or 5 per mille of the pages.
+for keep in 2 5; do
+	out=$("$sim" remedy 18 16 102400 2 $keep $budget_permille $(seq 1 12)) ||
+		{ ok "policysim remedy (keep $keep per mille) runs" false; continue; }
+	mean=$(printf '%s\n' "$out" | grep '^mean ')
+	diag "$mean"
+	tag="keep $keep/1000"
+	none=$(field "$mean" 4k_none)
+	sort=$(field "$mean" 4k_sort)
+	quar=$(field "$mean" 4k_quar)
+	num_ok "$tag: long-lived pages leave sorting alone a floor ($sort >= 0.05)" "$sort >= 0.05"
+	num_ok "$tag: sort alone beats unsorted ($sort < $none)" "$sort < $none"
+	# Per seed: the quarantine never does worse than sorting alone, and
+	# beats it wherever sorting alone collides.
+	worse=$(printf '%s\n' "$out" | grep '^seed=' | while read -r l; do
+		awk -v q="$(field "$l" 4k_quar)" -v s="$(field "$l" 4k_sort)" \
+			'BEGIN { exit !(q > s || (s > 0 && q >= s)) }' && echo x
+	done | wc -l)
+	is "$worse" 0 "$tag: on every seed the quarantine collides less than sort alone (mean $quar vs $sort)"
+	over=$(printf '%s\n' "$out" | grep '^seed=' | while read -r l; do
+		[ "$(field "$l" quar_held)" -le "$limit" ] || echo x
+	done | wc -l)
+	is "$over" 0 "$tag: the quarantine holds at most $limit pages on every seed (mean $(field "$mean" quar_held))"
+	diag "$tag: goal 2%: quarantine then sort $quar; compaction then sort $(field "$mean" 4k_compact_sort) (ideal compaction)"
+
+	# Transparent huge pages take the lists of order 9 and up first. One
+	# load through all orders (sortflat, the policy before it knew) makes
+	# them collide far more than unsorted lists.
+	tnone=$(field "$mean" thp_none)
+	tflat=$(field "$mean" thp_sortflat)
+	tsort=$(field "$mean" thp_sort)
+	tquar=$(field "$mean" thp_quar)
+	num_ok "$tag: huge pages collide no more sorted than unsorted ($tsort <= $tnone; one load for all orders: $tflat)" \
+		"$tsort <= $tnone + 1e-9"
+	num_ok "$tag: ... nor with the quarantine ($tquar <= $tsort)" "$tquar <= $tsort + 1e-9"
+	# Ordering the huge lists among themselves costs 4 KiB allocations
+	# nothing.
+	for a in 4k 4kfull; do
+		num_ok "$tag: $a allocations sorted as before ($(field "$mean" ${a}_sort) vs $(field "$mean" ${a}_sortflat))" \
+			"$(field "$mean" ${a}_sort) <= $(field "$mean" ${a}_sortflat) + 0.005"
+	done
+done
+
+# The sorter library: quarantine=no switches the module's quarantine off
+# before it writes nodeid, quarantine=yes (the default) on; Intel's
+# module, without the file, is left alone; a bad value names itself.
+need_file "$ZS_ZONESORT" "the zonesort command"
+d=$(mktemp -d "${TMPDIR:-/tmp}/zs-remedy.XXXXXX")
+trap 'rm -rf "$d"' EXIT
+mkdir -p "$d/sys" "$d/node/node0" "$d/state"
+: > "$d/sys/nodeid"
+: > "$d/sys/quarantine"
+zs() { "$ZS_ZONESORT" sort nodes=0 sysfs="$d/sys" node_sysfs="$d/node" statedir="$d/state" "$@"; }
+ok "zonesort sort quarantine=no sorts" zs quarantine=no
+is "$(cat "$d/sys/quarantine")" off "... after switching the module's quarantine off"
+is "$(cat "$d/sys/nodeid")" 0 "... and writes the node to nodeid"
+ok "zonesort sort (defaults: sorter=auto, quarantine=yes) sorts" zs
+is "$(cat "$d/sys/quarantine")" on "... after switching the quarantine on"
+rm "$d/sys/quarantine"
+ok "zonesort sort quarantine=no sorts with a module that has no quarantine file" zs quarantine=no
+ok "... and creates none" test ! -e "$d/sys/quarantine"
+out=$(zs quarantine=maybe 2>&1)
+is "$?" 2 "quarantine=maybe is a usage error"
+like "$out" "quarantine.*maybe" "... naming the key and the value ($out)"
+done_testing
