@@ -27,6 +27,7 @@
 #   cluster_on_node NODE CMD...           run CMD in NODE's mount and UTS
 #                                         namespaces (its /run, its host name)
 #   cluster_daemon_pids                   munged, slurmctld and slurmd pids
+#   cluster_slurm_release                 the daemons' Slurm release, 2411 for 24.11
 #   cluster_stop                          shut everything down, including what
 #                                         is left of jobs in the node namespaces;
 #                                         keeps the logs only when a test failed
@@ -142,6 +143,7 @@ CONF
 	else
 		: > "$d/etc/plugstack.conf"
 	fi
+	_cluster_release_needs "$d/etc"
 	chmod 644 "$d"/etc/*
 	[ "$ZS_NODES" -eq 1 ] && ln -s "slurmd-$ZS_NODE.log" "$d/log/slurmd.log"
 
@@ -165,6 +167,29 @@ CONF
 		return 1
 	fi
 	_cluster_record_namespaces
+}
+
+# cluster_slurm_release: the release of the Slurm whose daemons run the
+# cluster as a number, 2211 for 22.11 (slurmd -V says "slurm 22.05.8" or
+# "slurm-wlm 24.11.5").
+cluster_slurm_release() {
+	slurmd -V 2>/dev/null | sed -n 's/^[^ ]* \([0-9][0-9]*\)\.\([0-9][0-9]\)\..*/\1\2/p'
+}
+
+# _cluster_release_needs ETCDIR: what one Slurm release needs beyond the
+# common slurm.conf to run on this machine.
+_cluster_release_needs() {
+	local release
+	release=$(cluster_slurm_release)
+	# Slurm 24.11's slurmd loads a cgroup plugin whatever the proctrack and
+	# task plugins are, and stops when it finds no cgroup file system it
+	# can use (a root with only /sys bound; v1 controllers that belong to
+	# the host's services). The test nodes share the host's cgroups and
+	# limit nothing, so they run without one. CgroupPlugin=disabled came
+	# with 24.05; 22.05 needs no such line.
+	if [ "${release:-0}" -ge 2405 ]; then
+		echo "CgroupPlugin=disabled" > "$1/cgroup.conf"
+	fi
 }
 
 # _cluster_up_or_dead: every node is idle, or a daemon has exited (then
