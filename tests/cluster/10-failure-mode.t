@@ -48,10 +48,10 @@ like "$slurmd_log" "zonesort: plugstack.conf: unknown argument 'colour=blue'" \
 if [ "${release:-0}" -ge 2505 ]; then
 	like "$states" 'FAILED' "the job fails"
 	unlike "$info" 'Restarts=[1-9]' "the job is not requeued"
-	is "$(grep -c script-ran "$work/out" 2>/dev/null)" 0 "the job's script never ran"
+	is "$(cat "$work/out" 2>/dev/null | grep -c script-ran)" 0 "the job's script never ran"
 else
 	like "$states" 'COMPLETED' "the job completes (Slurm before 25.05)"
-	is "$(grep -c script-ran "$work/out" 2>/dev/null)" 1 "the job's script ran, unsorted"
+	is "$(cat "$work/out" 2>/dev/null | grep -c script-ran)" 1 "the job's script ran, unsorted"
 fi
 cluster_wait_job_gone "$job" 30
 is "$(cluster_node_state)" idle "the node stays idle (not drained)"
