@@ -59,5 +59,5 @@ is "$(sinfo -h -R -o '%E' 2>/dev/null)" "" "no node has a drain reason"
 
 # A correct line again: the next job runs on the same node.
 cluster_plugstack "sorter=none statedir=$work"
-is "$(srun -N1 -w "$ZS_NODE" echo fine 2>&1)" fine "with a correct line, the next job runs on that node"
+is "$(timeout 60 srun -N1 -w "$ZS_NODE" echo fine 2>&1)" fine "with a correct line, the next job runs on that node"
 done_testing
