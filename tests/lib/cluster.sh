@@ -75,6 +75,7 @@ cluster_start() {
 	export SLURM_CONF=$d/etc/slurm.conf
 	ZS_CLUSTER_PIDS=
 	ZS_CLUSTER_NS=
+	ZS_CLUSTER_START=( )
 
 	mungekey -c -k "$d/munge/munge.key" 2>/dev/null ||
 		dd if=/dev/urandom of="$d/munge/munge.key" bs=1024 count=1 2>/dev/null
@@ -84,6 +85,7 @@ cluster_start() {
 		--pid-file="$d/run/munged.pid" --log-file="$d/log/munged.log" \
 		--seed-file="$d/munge/seed" >> "$d/log/munged.out" 2>&1 &
 	ZS_CLUSTER_PIDS=$!
+	_cluster_note_start $!
 	if ! wait_for 10 test -S "$d/munge/munge.socket"; then
 		echo "# munged did not start; munged.log:" >&2
 		tail -5 "$d/log/munged.log" "$d/log/munged.out" 2>/dev/null | sed 's/^/# /' >&2
@@ -149,6 +151,7 @@ CONF
 
 	slurmctld -D -c -f "$SLURM_CONF" >> "$d/log/slurmctld.out" 2>&1 &
 	ZS_CLUSTER_PIDS="$ZS_CLUSTER_PIDS $!"
+	_cluster_note_start $!
 	for node in "${ZS_NODE_NAMES[@]}"; do
 		# unshare and sh exec, so $! ends up being slurmd itself (or the
 		# command in ZS_SLURMD_WRAP it runs under, such as a pid namespace).
@@ -158,6 +161,7 @@ CONF
 			"${ZS_SLURMD_WRAP:-}" \
 			>> "$d/log/slurmd-$node.out" 2>&1 < /dev/null &
 		ZS_CLUSTER_PIDS="$ZS_CLUSTER_PIDS $!"
+		_cluster_note_start $!
 	done
 	if ! wait_for "${ZS_CLUSTER_TIMEOUT:-60}" _cluster_up_or_dead || ! _nodes_all_idle; then
 		echo "# cluster $d did not come up within ${ZS_CLUSTER_TIMEOUT:-60} s; node states:" \
@@ -215,6 +219,7 @@ _cluster_record_namespaces() {
 	local pid ns own
 	own=$(readlink /proc/self/ns/mnt)
 	for pid in $ZS_CLUSTER_PIDS; do
+		_pid_gone "$pid" && continue
 		ns=$(readlink "/proc/$pid/ns/mnt" 2>/dev/null) || continue
 		[ "$ns" != "$own" ] && [[ " $ZS_CLUSTER_NS " != *" $ns "* ]] && ZS_CLUSTER_NS="$ZS_CLUSTER_NS $ns"
 	done
@@ -347,12 +352,32 @@ cluster_stop() {
 	ZS_CLUSTER=
 	ZS_CLUSTER_PIDS=
 	ZS_CLUSTER_NS=
+	ZS_CLUSTER_START=( )
 }
 
-# _pid_gone PID: the process has exited (a zombie child counts as gone).
+# Start times (clock ticks since boot) of the daemons by pid. bash reaps a
+# background job as soon as it exits, so its pid can name another process
+# soon after, on a machine where other clusters start and stop (the release
+# matrix runs several at once): such a pid is gone, never to be signalled.
+declare -gA ZS_CLUSTER_START=( )
+
+_pid_start_time() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	set -- ${stat##*) }
+	echo "${20}"
+}
+
+_cluster_note_start() {
+	ZS_CLUSTER_START[$1]=$(_pid_start_time "$1")
+}
+
+# _pid_gone PID: the process has exited (a zombie child counts as gone, so
+# does a pid the cluster started that now names another process).
 _pid_gone() {
 	local stat
 	stat=$(cat "/proc/$1/stat" 2>/dev/null)
 	stat=${stat##*) }
-	[ -z "$stat" ] || [ "${stat%% *}" = Z ]
+	[ -z "$stat" ] || [ "${stat%% *}" = Z ] && return 0
+	[ -n "${ZS_CLUSTER_START[$1]:-}" ] && [ "$(_pid_start_time "$1")" != "${ZS_CLUSTER_START[$1]}" ]
 }
