@@ -35,6 +35,14 @@
 
 SPANK_PLUGIN(zonesort, 1);
 
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+/* Slurm 25.05 lets a plugin say what an error in slurm_spank_init in
+ * slurmstepd means; by default it drains the node and requeues the job. A
+ * bad plugstack.conf line is the site's configuration, not the node's
+ * hardware: the job fails with the message and the node stays in service. */
+int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
+#endif
+
 /* Slurm's special step ids (slurm.h). */
 #define STEP_EXTERN 0xfffffffcU
 #define STEP_BATCH 0xfffffffbU
@@ -50,6 +58,7 @@ static char **policy_argv;
 
 static struct zs_request request;
 static bool request_given;
+static bool policy_refused;	/* bad plugstack.conf line, step runs unsorted */
 
 /* Per step, in slurmstepd. */
 static struct {
@@ -128,8 +137,18 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 {
 	spank_context_t ctx = spank_context();
 
-	if (load_policy(ac, av))
+	if (load_policy(ac, av)) {
+#if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(25, 5, 0)
+		/* Before 25.05 this error in slurmstepd drains the node (there
+		 * is no slurm_spank_init_failure_mode): the step runs unsorted
+		 * instead, as the job prolog does, and the log names the line. */
+		if (ctx == S_CTX_REMOTE) {
+			policy_refused = true;
+			return 0;
+		}
+#endif
 		return -1;
+	}
 	if (ctx == S_CTX_SLURMD)
 		return 0;
 	snprintf(option_usage, sizeof(option_usage),
@@ -325,7 +344,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 
 	(void)ac;
 	(void)av;
-	if (spank_context() != S_CTX_REMOTE)
+	if (spank_context() != S_CTX_REMOTE || policy_refused)
 		return 0;
 	spank_get_item(sp, S_JOB_ID, &step.job);
 	spank_get_item(sp, S_JOB_STEPID, &step.step);

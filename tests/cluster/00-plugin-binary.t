@@ -9,7 +9,12 @@ need readelf nm
 need_file "$ZS_PLUGIN" "SPANK plugin"
 
 exported=$(nm -D --defined-only "$ZS_PLUGIN" | awk '{ print $3 }' | sort | tr '\n' ' ')
-is "$exported" "plugin_name plugin_type plugin_version slurm_spank_exit slurm_spank_init slurm_spank_init_post_opt slurm_spank_job_prolog slurm_spank_task_exit " \
+# Slurm 25.05 and later read slurm_spank_init_failure_mode from the plugin
+# (the release is the one of the headers the plugin was built with).
+slurm_hex=$(sed -n 's/^#define SLURM_VERSION_NUMBER 0x\([0-9a-fA-F]*\).*/\1/p' /usr/include/slurm/slurm_version.h)
+failure_mode=
+[ $((0x${slurm_hex:-0})) -ge $(((25 << 16) + (5 << 8))) ] && failure_mode="slurm_spank_init_failure_mode "
+is "$exported" "plugin_name plugin_type plugin_version slurm_spank_exit slurm_spank_init ${failure_mode}slurm_spank_init_post_opt slurm_spank_job_prolog slurm_spank_task_exit " \
 	"only plugin_* and slurm_spank_* symbols are exported"
 dyn=$(readelf -d "$ZS_PLUGIN")
 like "$dyn" 'BIND_NOW|FLAGS.*NOW' "bound now (-z now)"

@@ -27,6 +27,7 @@
 #   cluster_on_node NODE CMD...           run CMD in NODE's mount and UTS
 #                                         namespaces (its /run, its host name)
 #   cluster_daemon_pids                   munged, slurmctld and slurmd pids
+#   cluster_slurm_release                 the daemons' Slurm release, 2411 for 24.11
 #   cluster_stop                          shut everything down, including what
 #                                         is left of jobs in the node namespaces;
 #                                         keeps the logs only when a test failed
@@ -74,6 +75,7 @@ cluster_start() {
 	export SLURM_CONF=$d/etc/slurm.conf
 	ZS_CLUSTER_PIDS=
 	ZS_CLUSTER_NS=
+	ZS_CLUSTER_START=( )
 
 	mungekey -c -k "$d/munge/munge.key" 2>/dev/null ||
 		dd if=/dev/urandom of="$d/munge/munge.key" bs=1024 count=1 2>/dev/null
@@ -83,6 +85,7 @@ cluster_start() {
 		--pid-file="$d/run/munged.pid" --log-file="$d/log/munged.log" \
 		--seed-file="$d/munge/seed" >> "$d/log/munged.out" 2>&1 &
 	ZS_CLUSTER_PIDS=$!
+	_cluster_note_start $!
 	if ! wait_for 10 test -S "$d/munge/munge.socket"; then
 		echo "# munged did not start; munged.log:" >&2
 		tail -5 "$d/log/munged.log" "$d/log/munged.out" 2>/dev/null | sed 's/^/# /' >&2
@@ -142,11 +145,13 @@ CONF
 	else
 		: > "$d/etc/plugstack.conf"
 	fi
+	_cluster_release_needs "$d/etc"
 	chmod 644 "$d"/etc/*
 	[ "$ZS_NODES" -eq 1 ] && ln -s "slurmd-$ZS_NODE.log" "$d/log/slurmd.log"
 
 	slurmctld -D -c -f "$SLURM_CONF" >> "$d/log/slurmctld.out" 2>&1 &
 	ZS_CLUSTER_PIDS="$ZS_CLUSTER_PIDS $!"
+	_cluster_note_start $!
 	for node in "${ZS_NODE_NAMES[@]}"; do
 		# unshare and sh exec, so $! ends up being slurmd itself (or the
 		# command in ZS_SLURMD_WRAP it runs under, such as a pid namespace).
@@ -156,6 +161,7 @@ CONF
 			"${ZS_SLURMD_WRAP:-}" \
 			>> "$d/log/slurmd-$node.out" 2>&1 < /dev/null &
 		ZS_CLUSTER_PIDS="$ZS_CLUSTER_PIDS $!"
+		_cluster_note_start $!
 	done
 	if ! wait_for "${ZS_CLUSTER_TIMEOUT:-60}" _cluster_up_or_dead || ! _nodes_all_idle; then
 		echo "# cluster $d did not come up within ${ZS_CLUSTER_TIMEOUT:-60} s; node states:" \
@@ -165,6 +171,29 @@ CONF
 		return 1
 	fi
 	_cluster_record_namespaces
+}
+
+# cluster_slurm_release: the release of the Slurm whose daemons run the
+# cluster as a number, 2211 for 22.11 (slurmd -V says "slurm 22.05.8" or
+# "slurm-wlm 24.11.5").
+cluster_slurm_release() {
+	slurmd -V 2>/dev/null | sed -n 's/^[^ ]* \([0-9][0-9]*\)\.\([0-9][0-9]\)\..*/\1\2/p'
+}
+
+# _cluster_release_needs ETCDIR: what one Slurm release needs beyond the
+# common slurm.conf to run on this machine.
+_cluster_release_needs() {
+	local release
+	release=$(cluster_slurm_release)
+	# Slurm 24.11's slurmd loads a cgroup plugin whatever the proctrack and
+	# task plugins are, and stops when it finds no cgroup file system it
+	# can use (a root with only /sys bound; v1 controllers that belong to
+	# the host's services). The test nodes share the host's cgroups and
+	# limit nothing, so they run without one. CgroupPlugin=disabled came
+	# with 24.05; 22.05 needs no such line.
+	if [ "${release:-0}" -ge 2405 ]; then
+		echo "CgroupPlugin=disabled" > "$1/cgroup.conf"
+	fi
 }
 
 # _cluster_up_or_dead: every node is idle, or a daemon has exited (then
@@ -192,6 +221,7 @@ _cluster_record_namespaces() {
 	local pid ns own fd
 	own=$(readlink /proc/self/ns/mnt)
 	for pid in $ZS_CLUSTER_PIDS; do
+		_pid_gone "$pid" && continue
 		ns=$(readlink "/proc/$pid/ns/mnt" 2>/dev/null) || continue
 		[ "$ns" != "$own" ] && [[ " $ZS_CLUSTER_NS " != *" $ns "* ]] || continue
 		exec {fd}< "/proc/$pid/ns/mnt" || continue
@@ -337,12 +367,32 @@ cluster_stop() {
 	ZS_CLUSTER=
 	ZS_CLUSTER_PIDS=
 	ZS_CLUSTER_NS=
+	ZS_CLUSTER_START=( )
 }
 
-# _pid_gone PID: the process has exited (a zombie child counts as gone).
+# Start times (clock ticks since boot) of the daemons by pid. bash reaps a
+# background job as soon as it exits, so its pid can name another process
+# soon after, on a machine where other clusters start and stop (the release
+# matrix runs several at once): such a pid is gone, never to be signalled.
+declare -gA ZS_CLUSTER_START=( )
+
+_pid_start_time() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	set -- ${stat##*) }
+	echo "${20}"
+}
+
+_cluster_note_start() {
+	ZS_CLUSTER_START[$1]=$(_pid_start_time "$1")
+}
+
+# _pid_gone PID: the process has exited (a zombie child counts as gone, so
+# does a pid the cluster started that now names another process).
 _pid_gone() {
 	local stat
 	stat=$(cat "/proc/$1/stat" 2>/dev/null)
 	stat=${stat##*) }
-	[ -z "$stat" ] || [ "${stat%% *}" = Z ]
+	[ -z "$stat" ] || [ "${stat%% *}" = Z ] && return 0
+	[ -n "${ZS_CLUSTER_START[$1]:-}" ] && [ "$(_pid_start_time "$1")" != "${ZS_CLUSTER_START[$1]}" ]
 }

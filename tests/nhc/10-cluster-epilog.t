@@ -60,8 +60,7 @@ like "$reason" "triad $(printf '%.1f' "$best" | sed 's/\.0$//; s/\./\\./') GB/s"
 ok "RebootProgram runs once the node is idle" wait_for 60 test -s "$T/reboot.calls"
 is "$(reboots)" 1 "one reboot"
 conf -m 1GB/s
-ok "with ReturnToService=2 the node comes back to service" wait_for 120 _node_is idle
-is "$(node_reason)" none "and no reason is left"
+nhc_node_back_after_reboot
 
 # --- far above, no reboot: drained with the NHC reason ------------------------------------
 conf -m 100000GB/s -r no

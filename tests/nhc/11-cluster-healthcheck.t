@@ -70,7 +70,7 @@ ok "RebootProgram runs" wait_for 60 test -s "$T/reboot.calls"
 like "$(scontrol show node "$ZS_NODE" | grep -o 'State=[^ ]*' | head -1)" "DRAIN" "the node is drained for the reboot"
 like "$(node_reason)" "^NHC: check_hw_stream_triad:  triad [0-9.]+ GB/s < 100000 GB/s" "the reboot reason is the check's"
 conf -m 1GB/s
-ok "with ReturnToService=2 the node comes back to service" wait_for 120 _node_is idle
+nhc_node_back_after_reboot
 is "$(reboots)" 1 "one reboot"
 n=$(lines)
 ok "and passes its next health check" wait_for 40 more_lines "$n" pass

@@ -35,3 +35,26 @@ nhc_cluster_cleanup() {
 		rm -rf "$T"
 	fi
 }
+
+# nhc_node_back_after_reboot: the node returns to service after the
+# RebootProgram stand-in (which cannot reboot). Slurm 22.05 with
+# ReturnToService=2 brings it back after ResumeTimeout, its reason cleared.
+# From 24.11 the reboot times out instead: the node answers again but stays
+# drained with "reboot timed out" added to the reason, which is right when
+# no reboot happened; the test resumes it, as an administrator would (Slurm
+# then keeps the old reason on the idle node until it is next set).
+nhc_node_back_after_reboot() {
+	local release
+	release=$(cluster_slurm_release)
+	if [ "${release:-0}" -ge 2411 ]; then
+		reboot_timed_out() { [[ "$(sinfo -h -N -n "$ZS_NODE" -o '%T %E' | head -1)" == drained*"reboot timed out"* ]]; }
+		ok "Slurm $release: the reboot that never happened times out, the node stays drained" \
+			wait_for 120 reboot_timed_out
+		ok "resumed by hand" scontrol update nodename="$ZS_NODE" state=resume
+		ok "the node comes back to service" wait_for 60 _node_is idle
+		diag "its reason after the resume: $(sinfo -h -N -n "$ZS_NODE" -o '%E' | head -1)"
+		return
+	fi
+	ok "with ReturnToService=2 the node comes back to service" wait_for 120 _node_is idle
+	is "$(sinfo -h -N -n "$ZS_NODE" -o '%E' | head -1)" none "and no reason is left"
+}

@@ -43,6 +43,12 @@ done
 # --- binary RPMs, --nodeps, with this machine's Slurm headers ------------------
 slurm_hex=$(sed -n 's/^#define SLURM_VERSION_NUMBER 0x\([0-9a-fA-F]*\).*/\1/p' /usr/include/slurm/slurm_version.h)
 slurm_major=$(printf '%d.%02d' $((0x$slurm_hex >> 16)) $(((0x$slurm_hex >> 8) & 255)))
+# Without --define, the Slurm release comes from the headers the build
+# compiles against: the requirement follows the Slurm it was built for.
+tar xzf "$tarball" -C "$work" "zonesort-$VERSION/zonesort.spec"
+spec_reqs=$(rpmspec -q --requires "$work/zonesort-$VERSION/zonesort.spec" 2>/dev/null | tr '\n' ' ')
+like "$spec_reqs" "slurm >= ${slurm_major//./\\.} slurm < ${slurm_major//./\\.}\\.999 " \
+	"without --define the spec requires the Slurm of /usr/include/slurm ($slurm_major)"
 start=$SECONDS
 "${rpmbuild[@]}" --define "slurm_version $slurm_major" -tb --nodeps "$tarball" > "$work/rpm.log" 2>&1
 rc=$?
