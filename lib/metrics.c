@@ -206,11 +206,27 @@ static char *render(const struct state *s, size_t *len)
 	return text;
 }
 
+/* Fills an empty node name from $SLURMD_NODENAME, else the short host name. */
+static void default_node(char *node, size_t len)
+{
+	const char *env = getenv("SLURMD_NODENAME");
+	char host[256] = "";
+
+	if (node[0])
+		return;
+	if (env && *env) {
+		copy_word(node, len, env);
+		return;
+	}
+	gethostname(host, sizeof(host) - 1);
+	host[strcspn(host, ".")] = '\0';
+	copy_word(node, len, host[0] ? host : "unknown");
+}
+
 const char *zs_metrics_node(const struct zs_policy *p, char *buf, size_t len)
 {
 	char text[4096], why[ZS_ERRLEN];
 	struct state s = { .sorter_up = -1 };
-	const char *env = getenv("SLURMD_NODENAME");
 	int dirfd = zs_statedir_open(p->statedir, false, why);
 
 	if (dirfd >= 0) {
@@ -218,15 +234,7 @@ const char *zs_metrics_node(const struct zs_policy *p, char *buf, size_t len)
 			state_parse(&s, text);
 		close(dirfd);
 	}
-	if (!s.node[0] && env && *env)
-		copy_word(s.node, sizeof(s.node), env);
-	if (!s.node[0]) {
-		char host[256] = "";
-
-		gethostname(host, sizeof(host) - 1);
-		host[strcspn(host, ".")] = '\0';
-		copy_word(s.node, sizeof(s.node), host[0] ? host : "unknown");
-	}
+	default_node(s.node, sizeof(s.node));
 	snprintf(buf, len, "%s", s.node);
 	return buf;
 }
@@ -258,8 +266,7 @@ static int update(const struct zs_policy *p, const char *node, change_fn change,
 		state_parse(&s, buf);
 	if (node && *node)
 		copy_word(s.node, sizeof(s.node), node);
-	if (!s.node[0])
-		zs_metrics_node(p, s.node, sizeof(s.node));
+	default_node(s.node, sizeof(s.node));
 	change(&s, ctx);
 	text = state_format(&s, &len);
 	prom = render(&s, &plen);
