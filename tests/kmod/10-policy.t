@@ -14,8 +14,6 @@ need gcc awk
 km_policysim || { done_testing; exit 1; }
 sim=$KM_WORK/policysim
 
-# field LINE NAME: value of NAME=value in LINE.
-field() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
 seeds=$(seq 1 12)
 # pages_log2 slots ways holes_permille: 1 GiB of 4 KiB pages; caches of 64
@@ -30,9 +28,9 @@ for cfg in "18 14 1 0" "18 16 1 0" "18 14 1 3" "18 16 1 3" "18 14 1 100" "18 16 
 	out=$("$sim" "$@" $seeds) || { ok "policysim $cfg runs" false; continue; }
 	for alloc in half full; do
 		mean=$(printf '%s\n' "$out" | grep "^mean .* alloc=$alloc ")
-		ours=$(field "$mean" ours)
-		bound=$(field "$mean" bound)
-		best_other=$(for p in none address random buckets4; do field "$mean" $p; done | sort -g | head -1)
+		ours=$(km_field "$mean" ours)
+		bound=$(km_field "$mean" bound)
+		best_other=$(for p in none address random buckets4; do km_field "$mean" $p; done | sort -g | head -1)
 		diag "$mean"
 		slots=$2
 		[ "$slots" -lt 64 ] && slots=2^$slots
@@ -42,12 +40,12 @@ for cfg in "18 14 1 0" "18 16 1 0" "18 14 1 3" "18 16 1 3" "18 14 1 100" "18 16 
 		num_ok "$tag: ours ($ours) within 5 points of the lower bound ($bound)" "$ours <= $bound + 0.05"
 		# Per seed: never worse than the four-bucket scheme or address order.
 		worse=$(printf '%s\n' "$out" | grep "^seed=.* alloc=$alloc " | while read -r l; do
-			o=$(field "$l" ours); b=$(field "$l" buckets4); a=$(field "$l" address)
+			o=$(km_field "$l" ours); b=$(km_field "$l" buckets4); a=$(km_field "$l" address)
 			awk -v o="$o" -v b="$b" -v a="$a" 'BEGIN { exit !(o > b + 0.005 || o > a + 0.005) }' && echo x
 		done | wc -l)
 		is "$worse" 0 "$tag: no seed where ours is worse than buckets4 or address order by 0.5 points"
 		if [ "$alloc" = half ]; then
-			none=$(field "$mean" none)
+			none=$(km_field "$mean" none)
 			# A 4-way cache absorbs most random overlaps; direct-mapped ones do not.
 			min=0.2
 			[ "$3" -gt 1 ] && min=0.05
@@ -64,6 +62,6 @@ done
 # a page collides with probability 1 - (1 - 1/S)^(n-1).
 exp_half=$(awk 'BEGIN { S = 65536; n = S / 2; printf "%.4f", 1 - exp((n - 1) * log(1 - 1 / S)) }')
 out=$("$sim" 18 16 1 100 $seeds | grep '^mean .* alloc=half ')
-num_ok "shuffled lists collide like random placement ($(field "$out" random) vs $exp_half expected)" \
-	"$(field "$out" random) > $exp_half - 0.1 && $(field "$out" random) < $exp_half + 0.05"
+num_ok "shuffled lists collide like random placement ($(km_field "$out" random) vs $exp_half expected)" \
+	"$(km_field "$out" random) > $exp_half - 0.1 && $(km_field "$out" random) < $exp_half + 0.05"
 done_testing

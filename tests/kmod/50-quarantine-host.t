@@ -18,8 +18,6 @@ need gcc awk
 km_policysim || { done_testing; exit 1; }
 sim=$KM_WORK/policysim
 
-# field LINE NAME: value of NAME=value in LINE.
-field() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
 slots=65536
 budget_permille=125
@@ -34,39 +32,39 @@ for keep in 2 5; do
 	mean=$(printf '%s\n' "$out" | grep '^mean ')
 	diag "$mean"
 	tag="keep $keep/1000"
-	none=$(field "$mean" 4k_none)
-	sort=$(field "$mean" 4k_sort)
-	quar=$(field "$mean" 4k_quar)
+	none=$(km_field "$mean" 4k_none)
+	sort=$(km_field "$mean" 4k_sort)
+	quar=$(km_field "$mean" 4k_quar)
 	num_ok "$tag: long-lived pages leave sorting alone a floor ($sort >= 0.05)" "$sort >= 0.05"
 	num_ok "$tag: sort alone beats unsorted ($sort < $none)" "$sort < $none"
 	# Per seed: the quarantine never does worse than sorting alone, and
 	# beats it wherever sorting alone collides.
 	worse=$(printf '%s\n' "$out" | grep '^seed=' | while read -r l; do
-		awk -v q="$(field "$l" 4k_quar)" -v s="$(field "$l" 4k_sort)" \
+		awk -v q="$(km_field "$l" 4k_quar)" -v s="$(km_field "$l" 4k_sort)" \
 			'BEGIN { exit !(q > s || (s > 0 && q >= s)) }' && echo x
 	done | wc -l)
 	is "$worse" 0 "$tag: on every seed the quarantine collides less than sort alone (mean $quar vs $sort)"
 	over=$(printf '%s\n' "$out" | grep '^seed=' | while read -r l; do
-		[ "$(field "$l" quar_held)" -le "$limit" ] || echo x
+		[ "$(km_field "$l" quar_held)" -le "$limit" ] || echo x
 	done | wc -l)
-	is "$over" 0 "$tag: the quarantine holds at most $limit pages on every seed (mean $(field "$mean" quar_held))"
-	diag "$tag: goal 2%: quarantine then sort $quar; compaction then sort $(field "$mean" 4k_compact_sort) (ideal compaction)"
+	is "$over" 0 "$tag: the quarantine holds at most $limit pages on every seed (mean $(km_field "$mean" quar_held))"
+	diag "$tag: goal 2%: quarantine then sort $quar; compaction then sort $(km_field "$mean" 4k_compact_sort) (ideal compaction)"
 
 	# Transparent huge pages take the lists of order 9 and up first. One
 	# load through all orders (sortflat, the policy before it knew) makes
 	# them collide far more than unsorted lists.
-	tnone=$(field "$mean" thp_none)
-	tflat=$(field "$mean" thp_sortflat)
-	tsort=$(field "$mean" thp_sort)
-	tquar=$(field "$mean" thp_quar)
+	tnone=$(km_field "$mean" thp_none)
+	tflat=$(km_field "$mean" thp_sortflat)
+	tsort=$(km_field "$mean" thp_sort)
+	tquar=$(km_field "$mean" thp_quar)
 	num_ok "$tag: huge pages collide no more sorted than unsorted ($tsort <= $tnone; one load for all orders: $tflat)" \
 		"$tsort <= $tnone + 1e-9"
 	num_ok "$tag: ... nor with the quarantine ($tquar <= $tsort)" "$tquar <= $tsort + 1e-9"
 	# Ordering the huge lists among themselves costs 4 KiB allocations
 	# nothing.
 	for a in 4k 4kfull; do
-		num_ok "$tag: $a allocations sorted as before ($(field "$mean" ${a}_sort) vs $(field "$mean" ${a}_sortflat))" \
-			"$(field "$mean" ${a}_sort) <= $(field "$mean" ${a}_sortflat) + 0.005"
+		num_ok "$tag: $a allocations sorted as before ($(km_field "$mean" ${a}_sort) vs $(km_field "$mean" ${a}_sortflat))" \
+			"$(km_field "$mean" ${a}_sort) <= $(km_field "$mean" ${a}_sortflat) + 0.005"
 	done
 done
 

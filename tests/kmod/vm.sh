@@ -271,6 +271,10 @@ km_boot() {
 	grep -q '^ZSTEST_END' <(tr -d '\r' < "$log")
 }
 
+# km_field LINE NAME: the value of NAME=value in a line of such words
+# (the policy simulator's output).
+km_field() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+
 # km_get LOG KEY: the value of the last "ZSTEST ... KEY=value" marker.
 km_get() {
 	tr -d '\r' < "$1" | grep '^ZSTEST ' | grep -o "\(^\| \)$2=[^ ]*" | tail -1 | sed 's/^ *[^=]*=//'
