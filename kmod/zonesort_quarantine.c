@@ -12,8 +12,8 @@
  * the huge-page order up are picked a second time from the start, as
  * transparent huge pages take them: before any smaller list.
  *
- * Taking a given free block: alloc_contig_range() on exactly its pfn
- * range is the exported way to allocate one particular block. An
+ * Taking a given free block: alloc_contig_range() (or its frozen form)
+ * on exactly its pfn range is the exported way to allocate one particular block. An
  * allocation of the block's order after moving it to its list head would
  * return whatever heads this CPU's per-CPU list instead (orders up to 3
  * and pageblock order go through those lists). The block is checked to
@@ -23,8 +23,8 @@
  * drains the zone's per-CPU lists into the free lists.
  *
  * Held blocks hang on a per-node list through their head page's lru, the
- * order in page_private (the owner's fields of an allocated page), their
- * pages marked movable (see zsq_mops), and go back:
+ * order in page_private (the owner's fields of an allocated page), kept
+ * out of the way of pageblock isolation (see zsq_hold), and go back:
  *   - when the node is sorted again (the sort picks afresh),
  *   - under memory pressure: a shrinker; they cost nothing to recreate,
  *   - when the memory holding them goes offline,
@@ -136,14 +136,33 @@ static struct {
 } zsq_run = { .nid = -1 };
 
 /* ------------------------------------------------------------------------
- * Held pages are marked movable, with operations that refuse every move.
- * Isolating a pageblock (alloc_contig_range, memory offlining) fails on
- * any in-use page that is neither on the LRU nor movable; unmarked, a
- * block we hold would make its whole pageblock untakeable, and the blocks
- * to take lie close together, around the same long-lived pages.
- * Compaction and alloc_contig_range() by others ask to isolate the pages
- * and are told no, as for a pinned page; memory going offline makes us
- * give them back first (zsq_memory_event).
+ * Holding a block. Isolating a pageblock (alloc_contig_range, memory
+ * offlining) fails on any page in it that is in use, referenced, and
+ * neither on the LRU nor movable; held plainly, a block would make its
+ * whole pageblock untakeable, and the blocks to take lie close together,
+ * around the same long-lived pages. Compaction and alloc_contig_range()
+ * by others must pass over held pages, as over a pinned page; memory
+ * going offline makes us give them back first (zsq_memory_event).
+ */
+#ifdef ZS_HOLD_FROZEN
+/*
+ * 7.x: the block is taken as frozen pages (reference count 0), which
+ * isolation treats as free-or-being-freed and nobody can take a reference
+ * to; the kernel gives the same treatment to its own frozen allocations.
+ */
+static int zsq_hold(unsigned long pfn, unsigned int order)
+{
+	return alloc_contig_frozen_range(pfn, pfn + (1UL << order), ACR_FLAGS_NONE, __GFP_NOWARN);
+}
+
+static void zsq_unhold(unsigned long pfn, unsigned int order)
+{
+	free_contig_frozen_range(pfn, 1UL << order);
+}
+#else
+/*
+ * Before frozen ranges: the pages are marked movable, with operations
+ * that refuse every move.
  */
 static bool zsq_isolate_page(struct page *page, isolate_mode_t mode)
 {
@@ -165,8 +184,8 @@ static const struct movable_operations zsq_mops = {
 	.putback_page = zsq_putback_page,
 };
 
-/* Marks (or unmarks) the pages of a held block; pages are locked while
- * their mapping changes, as __SetPageMovable() wants. */
+/* Pages are locked while their mapping changes, as __SetPageMovable()
+ * wants; only a racing isolation attempt can hold the lock. */
 static void zsq_mark_movable(unsigned long pfn, unsigned long size, bool movable)
 {
 	unsigned long i;
@@ -174,7 +193,6 @@ static void zsq_mark_movable(unsigned long pfn, unsigned long size, bool movable
 	for (i = 0; i < size; i++) {
 		struct page *page = pfn_to_page(pfn + i);
 
-		/* Only a racing isolation attempt can hold the lock. */
 		lock_page(page);
 		if (movable)
 			__SetPageMovable(page, &zsq_mops);
@@ -183,6 +201,27 @@ static void zsq_mark_movable(unsigned long pfn, unsigned long size, bool movable
 		unlock_page(page);
 	}
 }
+
+static int zsq_hold(unsigned long pfn, unsigned int order)
+{
+	int err = alloc_contig_range(pfn, pfn + (1UL << order), ZSQ_ACR_ARG, __GFP_NOWARN);
+
+	if (!err)
+		zsq_mark_movable(pfn, 1UL << order, true);
+	return err;
+}
+
+static void zsq_unhold(unsigned long pfn, unsigned int order)
+{
+	unsigned long i;
+
+	zsq_mark_movable(pfn, 1UL << order, false);
+	/* Page by page, not free_contig_range(): a compaction scanner may
+	 * hold a passing reference; then it frees the page. */
+	for (i = 0; i < 1UL << order; i++)
+		__free_page(pfn_to_page(pfn + i));
+}
+#endif
 
 /* ------------------------------------------------------------------------
  * Giving blocks back.
@@ -215,15 +254,11 @@ static unsigned long zsq_release(int nid, unsigned long max_pages, unsigned long
 	spin_unlock(&qn->lock);
 
 	list_for_each_entry_safe(page, next, &out, lru) {
-		unsigned long pfn = page_to_pfn(page), size = 1UL << page_private(page), i;
+		unsigned int order = page_private(page);
 
 		list_del_init(&page->lru);
 		set_page_private(page, 0);
-		zsq_mark_movable(pfn, size, false);
-		/* Page by page, not free_contig_range(): a compaction scanner
-		 * may hold a passing reference; then it frees the page. */
-		for (i = 0; i < size; i++)
-			__free_page(pfn_to_page(pfn + i));
+		zsq_unhold(page_to_pfn(page), order);
 	}
 	atomic64_add(pages, &zsq_stats.released);
 	return pages;
@@ -261,12 +296,11 @@ static bool zsq_take(struct zone *zone, unsigned long pfn, unsigned int order)
 		return false;
 	}
 	zsq_run.calls++;
-	err = alloc_contig_range(pfn, pfn + (1UL << order), ZSQ_ACR_ARG, __GFP_NOWARN);
+	err = zsq_hold(pfn, order);
 	if (err) {
 		atomic64_inc(&zsq_stats.refused);
 		return false;
 	}
-	zsq_mark_movable(pfn, 1UL << order, true);
 	set_page_private(page, order);
 	spin_lock(&qn->lock);
 	list_add_tail(&page->lru, &qn->blocks);

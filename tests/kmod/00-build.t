@@ -5,8 +5,8 @@
 # naming what is missing when that root is not there). It is GPL, has the
 # parameters the zonesort command passes, finds the per-CPU list lock by
 # compiling a probe rather than by version (and a probe that cannot build
-# is reported missing), builds the quarantine where held pages can be
-# marked movable, refuses kernels outside the tested range, and
+# is reported missing), builds the quarantine with the way of holding
+# pages each kernel offers, refuses kernels outside the tested range, and
 # kmod/dkms.conf matches the project and limits DKMS to that range.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/env.sh"
@@ -43,19 +43,16 @@ for series in 6.1 6.12 7; do
 	params=$(modinfo -F parm "$ko")
 	like "$params" "^cache_size:" "parameter cache_size"
 	like "$params" "ways:" "parameter ways"
-	# The quarantine needs __SetPageMovable(): Debian's 6.1 and 6.12 have
-	# it, sid's 7.2 not (the module sorts there without a quarantine).
+	# The quarantine holds its blocks as frozen pages on 7.x and as pages
+	# marked movable before (Debian's 6.1 and 6.12); it is built on both.
 	case $series in
-	6.*)
-		like "$(cat "$dir/.zonesort_main.o.cmd")" "-DZS_HAVE_QUARANTINE" "the probe finds what the quarantine needs in $kver"
-		like "$params" "quarantine:" "parameter quarantine"
-		like "$params" "quarantine_permille:" "parameter quarantine_permille"
-		;;
-	*)
-		unlike "$(cat "$dir/.zonesort_main.o.cmd")" "ZS_HAVE_QUARANTINE" "$kver builds without the quarantine"
-		unlike "$params" "quarantine" "... and has no quarantine parameters"
-		;;
+	6.*) hold=ZS_HOLD_MOVABLE ;;
+	*) hold=ZS_HOLD_FROZEN ;;
 	esac
+	like "$(cat "$dir/.zonesort_main.o.cmd")" "-DZS_HAVE_QUARANTINE" "the probes find what the quarantine needs in $kver"
+	like "$(cat "$dir/.zonesort_quarantine.o.cmd")" "-D$hold " "... holding blocks the $kver way ($hold)"
+	like "$params" "quarantine:" "parameter quarantine"
+	like "$params" "quarantine_permille:" "parameter quarantine_permille"
 	unlike "$params" "test_" "no test hooks in the module as shipped"
 	like "$(cat "$dir/.zonesort_main.o.cmd")" "-DZS_HAVE_PCP_LOCK" \
 		"the probe finds the per-CPU list lock of $kver"
