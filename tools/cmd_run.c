@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t stop_requested;
@@ -89,6 +90,65 @@ static void wait_until(double deadline, pid_t parent, int pidfd, const sigset_t 
 		ts.tv_sec = (time_t)left;
 		ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
 		ppoll(pidfd >= 0 ? &p : NULL, pidfd >= 0 ? 1 : 0, &ts, unblocked);
+	}
+}
+
+/*
+ * A sort orders the free lists for the next allocation, not knowing the
+ * pages an allocation in flight already holds: a sort in the middle of one
+ * hands the rest of it pages that share slots with the first part. So a
+ * due sort waits for a quiet moment: QUIET_WINDOWS windows of QUIET_WINDOW
+ * seconds in a row in none of which free memory fell by more than 1/512 of
+ * the machine's memory (a job faulting in its arrays; one window alone
+ * lets a sort through a short pause of the allocation). It never waits
+ * longer than max(period, 10 s): a job that allocates all the time is
+ * still sorted.
+ */
+#define QUIET_WINDOW 0.5
+#define QUIET_WINDOWS 2
+#define QUIET_MIN_WAIT 10.0
+
+static long long free_bytes(void)
+{
+	struct sysinfo si;
+
+	if (sysinfo(&si))
+		return -1;
+	return (long long)si.freeram * si.mem_unit;
+}
+
+static long long quiet_fall_bytes(void)
+{
+	struct sysinfo si;
+
+	if (sysinfo(&si))
+		return 0;
+	return (long long)(si.totalram / 512) * si.mem_unit;
+}
+
+/* Waits until the deadline, then on while memory is being allocated (at
+ * most max_wait more seconds). */
+static void wait_quiet(double deadline, double max_wait, pid_t parent, int pidfd,
+			 const sigset_t *unblocked)
+{
+	long long fall = quiet_fall_bytes(), before, after;
+	double give_up = deadline + max_wait;
+	int quiet = 0;
+
+	/* Sampling starts early enough for a quiet machine to sort on time. */
+	wait_until(deadline - QUIET_WINDOWS * QUIET_WINDOW, parent, pidfd, unblocked);
+	before = free_bytes();
+	for (double t = deadline - (QUIET_WINDOWS - 1) * QUIET_WINDOW;; t += QUIET_WINDOW) {
+		wait_until(t, parent, pidfd, unblocked);
+		if (stop_requested || !parent_alive(parent, pidfd))
+			break;
+		after = free_bytes();
+		if (before < 0 || after < 0)
+			break;
+		quiet = before - after <= fall ? quiet + 1 : 0;
+		if ((quiet >= QUIET_WINDOWS && t >= deadline) || zs_now() >= give_up)
+			break;
+		before = after;
 	}
 }
 
@@ -195,7 +255,9 @@ int cmd_run(int argc, char **argv)
 			printf("usage: zonesort run --every SECONDS [--parent PID] [--count N] [--sample PID] [key=value ...]\n"
 			       "Sorts the target nodes every SECONDS (1-86400), first after one period,\n"
 			       "until SIGTERM, until process PID exits, or after N rounds. A node sorted\n"
-			       "by anyone less than max(min_period, SECONDS/2) ago is skipped.\n"
+			       "by anyone less than max(min_period, SECONDS/2) ago is skipped. A due\n"
+			       "sort waits while free memory falls fast (an allocation in flight),\n"
+			       "at most max(SECONDS, 10) seconds.\n"
 			       "Prints the running totals after each round:\n"
 			       "  rounds=R sorted=S recent=R busy=B failed=F seconds=T\n"
 			       "With --sample PID, also measures after each round the cache-slot\n"
@@ -253,11 +315,12 @@ int cmd_run(int argc, char **argv)
 	 * makes ours redundant. */
 	unsigned min_interval = zs_helper_min_interval(policy.min_period, (unsigned)every);
 	double next = zs_now() + (double)every;
+	double max_hold = (double)every > QUIET_MIN_WAIT ? (double)every : QUIET_MIN_WAIT;
 
 	for (;;) {
 		struct round_ctx ctx = { .nerrors = 0 };
 
-		wait_until(next, (pid_t)parent, pidfd, &unblocked);
+		wait_quiet(next, max_hold, (pid_t)parent, pidfd, &unblocked);
 		if (stop_requested || !parent_alive((pid_t)parent, pidfd))
 			break;
 		long long before = zs_sorter_last_start(s);

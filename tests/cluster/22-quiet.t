@@ -1,0 +1,76 @@
+#!/bin/bash
+# A periodic sort waits for a quiet moment: while a task of the step
+# faults in memory fast (free memory falling by more than 1/512 of the
+# machine's memory in either of the last two half seconds), the helper holds its due sort back,
+# since a sort in the middle of an allocation hands the rest of it pages
+# that collide with the first part; it sorts again once the allocation
+# ends, and an allocation that never ends holds it back at most
+# max(period, 10 s).
+set -u
+source "$(dirname "$0")/../lib/tap.sh"
+source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../lib/cluster.sh"
+source "$(dirname "$0")/../lib/sortcount.sh"
+need srun python3
+need_file "$ZS_PLUGIN" "SPANK plugin"
+need_file "$ZS_ZONESORT" "zonesort command"
+
+sortcount_cluster zs-t22 min_period=1
+
+# Allocation rate: three times the helper's threshold, computed here from
+# MemTotal (1/512 of it per 0.5 s), in 4 MiB chunks held to the end.
+total_kb=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
+rate_mib=$((total_kb / 1024 / 512 * 2 * 3))
+[ "$rate_mib" -ge 8 ] || rate_mib=8
+diag "allocating at $rate_mib MiB/s (MemTotal $((total_kb / 1024)) MiB)"
+cat > "$work/alloc.py" <<'PY'
+import sys, time
+rate, seconds, out = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+held, chunk = [], 4 << 20
+start = time.time()
+open(out + ".start", "w").write("%.3f\n" % start)
+while time.time() - start < seconds:
+    # Pages are written, so they are really taken from the free lists.
+    held.append(b"\x01" * chunk)
+    ahead = len(held) * 4 / rate - (time.time() - start)
+    if ahead > 0:
+        time.sleep(ahead)
+open(out + ".end", "w").write("%.3f\n" % time.time())
+PY
+
+plus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a + b }'; }
+# sorts_between A B: sorts recorded strictly between times A and B.
+sorts_between() { awk -v a="$1" -v b="$2" '$1 > a && $1 < b' "$work/times" | grep -c .; }
+
+# A 1-second period; the task sleeps 3 s, allocates for 4 s, sleeps 3 s.
+sortcount_reset
+srun --zonesort=1 -n1 sh -c "sleep 3; python3 $work/alloc.py $rate_mib 4 $work/a; sleep 3" > "$work/out1" 2>&1
+is "$?" 0 "the step with a 4-second allocation ran"
+sortcount_times "$ZS_NODE" > "$work/times"
+s=$(cat "$work/a.start" 2> /dev/null) e=$(cat "$work/a.end" 2> /dev/null)
+ok "the allocation ran (from $s to $e)" test -n "$s" -a -n "$e"
+diag "sorts at: $(tr '\n' ' ' < "$work/times")"
+cmp_ok "$(sorts_between 0 "$s")" -ge 1 "the helper sorted before the allocation"
+is "$(sorts_between "$(plus "$s" 0.6)" "$e")" 0 "no sort began during the allocation (after its first 0.6 s)"
+cmp_ok "$(sorts_between "$e" "$(plus "$e" 1.6)")" -ge 1 "a sort followed within 1.6 s of its end"
+
+# An allocation longer than the bound: a 1-second period, 14 s of
+# allocation; the due sort is held back at most 10 s.
+sortcount_reset
+srun --zonesort=1 -n1 sh -c "sleep 2; python3 $work/alloc.py $rate_mib 14 $work/b" > "$work/out2" 2>&1
+is "$?" 0 "the step with a 14-second allocation ran"
+sortcount_times "$ZS_NODE" > "$work/times"
+s=$(cat "$work/b.start" 2> /dev/null) e=$(cat "$work/b.end" 2> /dev/null)
+ok "the allocation ran (from $s to $e)" test -n "$s" -a -n "$e"
+diag "sorts at: $(tr '\n' ' ' < "$work/times")"
+n=$(sorts_between "$(plus "$s" 0.6)" "$e")
+cmp_ok "$n" -ge 1 "an allocation that goes on is still sorted during it ($n sorts)"
+# Gaps between sorts from the start of the allocation to its end: held
+# back (a long gap) and bounded (none much past 10 s plus the period).
+gaps=$( (echo "$s"; awk -v a="$s" -v b="$e" '$1 > a && $1 < b' "$work/times"; echo "$e") |
+	awk 'NR > 1 { printf "%.2f ", $1 - p } { p = $1 }')
+diag "seconds between sorts during the allocation: $gaps"
+longest=$(tr ' ' '\n' <<< "$gaps" | sort -g | tail -1)
+num_ok "... held back for a long stretch (longest gap ${longest:-none} s >= 5)" "${longest:-0} >= 5"
+num_ok "... but never much past 10 s (longest gap ${longest:-none} s <= 12.5)" "${longest:-99} <= 12.5"
+done_testing
