@@ -175,7 +175,21 @@ _gn_module_estimate() {
 	echo "module_sorts=$(sed -n 's/^sorts=//p' $f)" \
 		"module_after_ppm=$(sed -n 's/^last_conflict_ppm_after=//p' $f)" \
 		"module_floor_ppm=$(sed -n 's/^last_conflict_ppm_floor=//p' $f)" \
-		"module_pcp_pages=$(sed -n 's/^last_pcp_pages=//p' $f)"
+		"module_pcp_pages=$(sed -n 's/^last_pcp_pages=//p' $f)" \
+		"$(_gn_quarantine)"
+}
+
+# _gn_quarantine: what the module's quarantine holds and took at its last
+# sort, and why blocks were not taken (figures, never an oracle).
+_gn_quarantine() {
+	local q=/sys/kernel/zone_sort_free_pages/quarantine
+	[ -r $q ] || { echo "quar=none"; return; }
+	awk -F= '
+		/^node=0 / { split($0, w, " ");
+			for (i in w) { split(w[i], kv, "="); if (kv[1] == "held_pages") h = kv[2]; if (kv[1] == "limit_pages") l = kv[2] } }
+		$1 == "enabled" { e = $2 } $1 == "last_taken_pages" { t = $2 } $1 == "last_take_failed" { f = $2 }
+		$1 == "not_taken_pageblock" { pb = $2 } $1 == "not_taken_refused" { r = $2 }
+		END { printf "quar_enabled=%s quar_held=%s quar_limit=%s quar_last_taken=%s quar_last_failed=%s quar_not_taken_pageblock=%s quar_refused=%s", e, h, l, t, f, pb, r }' $q
 }
 
 # _gn_sorts: sorts the module has done so far.
