@@ -42,14 +42,21 @@ plus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a + b }'; }
 # sorts_between A B: sorts recorded strictly between times A and B.
 sorts_between() { awk -v a="$1" -v b="$2" '$1 > a && $1 < b' "$work/times" | grep -c .; }
 
-# A 1-second period; the task sleeps 3 s, allocates for 4 s, sleeps 3 s.
-sortcount_reset
-srun --zonesort=1 -n1 sh -c "sleep 3; nice -n -10 python3 $work/alloc.py $rate_mib 4 $work/a; sleep 3" > "$work/out1" 2>&1
-is "$?" 0 "the step with a 4-second allocation ran"
-sortcount_times "$ZS_NODE" > "$work/times"
-s=$(cat "$work/a.start" 2> /dev/null) e=$(cat "$work/a.end" 2> /dev/null)
-ok "the allocation ran (from $s to $e)" test -n "$s" -a -n "$e"
-diag "sorts at: $(tr '\n' ' ' < "$work/times")"
+# alloc_step BEFORE SECONDS AFTER TAG: a step with a 1-second period whose
+# task sleeps BEFORE s, allocates for SECONDS s, sleeps AFTER s; sets s and
+# e to the allocation's start and end and records the node's sorts.
+alloc_step() {
+	sortcount_reset
+	srun --zonesort=1 -n1 sh -c "sleep $1; nice -n -10 python3 $work/alloc.py $rate_mib $2 $work/$4; sleep $3" \
+		> "$work/out-$4" 2>&1
+	is "$?" 0 "the step with a $2-second allocation ran"
+	sortcount_times "$ZS_NODE" > "$work/times"
+	s=$(cat "$work/$4.start" 2> /dev/null) e=$(cat "$work/$4.end" 2> /dev/null)
+	ok "the allocation ran (from $s to $e)" test -n "$s" -a -n "$e"
+	diag "sorts at: $(tr '\n' ' ' < "$work/times")"
+}
+
+alloc_step 3 4 3 a
 cmp_ok "$(sorts_between 0 "$s")" -ge 1 "the helper sorted before the allocation"
 # Unheld, a 1-second period sorts about 3 times in there; a stall of the
 # allocating task on a loaded machine may let one through.
@@ -57,15 +64,9 @@ n=$(sorts_between "$(plus "$s" 0.6)" "$e")
 cmp_ok "$n" -le 1 "at most one sort began during the allocation, after its first 0.6 s ($n)"
 cmp_ok "$(sorts_between "$e" "$(plus "$e" 1.6)")" -ge 1 "a sort followed within 1.6 s of its end"
 
-# An allocation longer than the bound: a 1-second period, 14 s of
-# allocation; the due sort is held back at most 10 s.
-sortcount_reset
-srun --zonesort=1 -n1 sh -c "sleep 2; nice -n -10 python3 $work/alloc.py $rate_mib 14 $work/b" > "$work/out2" 2>&1
-is "$?" 0 "the step with a 14-second allocation ran"
-sortcount_times "$ZS_NODE" > "$work/times"
-s=$(cat "$work/b.start" 2> /dev/null) e=$(cat "$work/b.end" 2> /dev/null)
-ok "the allocation ran (from $s to $e)" test -n "$s" -a -n "$e"
-diag "sorts at: $(tr '\n' ' ' < "$work/times")"
+# An allocation longer than the bound: the due sort is held back at most
+# 10 s.
+alloc_step 2 14 0 b
 n=$(sorts_between "$(plus "$s" 0.6)" "$e")
 cmp_ok "$n" -ge 1 "an allocation that goes on is still sorted during it ($n sorts)"
 # Gaps between sorts from the start of the allocation to its end: held

@@ -15,18 +15,8 @@ need make gcc modinfo unshare
 
 version=$(sed -n 's/^AC_INIT(\[zonesort\], \[\([^]]*\)\].*/\1/p' "$ZS_SRCDIR/configure.ac")
 for series in 6.1 6.12 7; do
-	root=$(km_root "$series" 2>&1)
-	case $? in
-	0) ;;
-	3)
-		echo "# NOT PREPARED: Linux $series: $root"
-		continue
-		;;
-	*)
-		_tap_result 1 "Linux $series to build against: $root"
-		continue
-		;;
-	esac
+	km_series_root "$series" || continue
+	root=$KM_SERIES_ROOT
 	kver=$(km_kver "$series" "$root")
 	if [ -z "$kver" ]; then
 		_tap_result 1 "Linux $series image and headers installed in '${root:-/}' (scripts/debian-packages.kmod, scripts/release-packages.sid)"

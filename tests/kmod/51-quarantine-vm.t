@@ -21,18 +21,8 @@ SMALL_LIMIT=$((SLOTS * 10 / 1000))
 
 remedy_test() {
 	local series=$1 root kver ko initrd log g
-	root=$(km_root "$series" 2>&1)
-	case $? in
-	0) ;;
-	3)
-		echo "# NOT PREPARED: Linux $series: $root"
-		return
-		;;
-	*)
-		_tap_result 1 "Linux $series to test on: $root"
-		return
-		;;
-	esac
+	km_series_root "$series" || return
+	root=$KM_SERIES_ROOT
 	kver=$(km_kver "$series" "$root")
 	if [ -z "$kver" ]; then
 		_tap_result 1 "a Debian $series kernel image and headers in '${root:-/}' (scripts/debian-packages.kmod, scripts/release-packages.sid)"

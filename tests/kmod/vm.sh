@@ -44,6 +44,22 @@ km_kver() {
 	printf '%s' "$best"
 }
 
+# km_series_root SERIES: sets KM_SERIES_ROOT to the root holding that
+# series and returns 0; otherwise reports the root missing (a failure, or
+# NOT PREPARED when the Debian archive was unreachable) and returns 1.
+km_series_root() {
+	local rc
+	KM_SERIES_ROOT=$(km_root "$1" 2>&1)
+	rc=$?
+	[ "$rc" -eq 0 ] && return 0
+	if [ "$rc" -eq 3 ]; then
+		echo "# NOT PREPARED: Linux $1: $KM_SERIES_ROOT"
+	else
+		_tap_result 1 "Linux $1 to test on: $KM_SERIES_ROOT"
+	fi
+	return 1
+}
+
 # km_need_kernel SERIES: sets KM_ROOT and KM_KVER to the newest kernel of
 # the series, or fails the test file naming what is missing.
 km_need_kernel() {
