@@ -35,6 +35,12 @@ for c in $(seq 0 "$ZS_CYCLES"); do
 	if [ "$c" -gt 0 ]; then
 		gn_step "age_$c" 600 gn_age "$c" || { failed=1; break; }
 	fi
+	# The quarantine's limit, when the run sets one (the module is loaded
+	# by the first job that sorts).
+	if [ -n "${ZS_QUARANTINE_PERMILLE:-}" ] && [ -e /sys/module/zonesort/parameters/quarantine_permille ]; then
+		echo "$ZS_QUARANTINE_PERMILLE" > /sys/module/zonesort/parameters/quarantine_permille ||
+			M "quarantine_permille_$c=refused"
+	fi
 	if [ "$ZS_MODE" = periodic ]; then
 		m=$(gn_long_round $((c + 1)))
 	else
