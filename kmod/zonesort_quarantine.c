@@ -13,8 +13,8 @@
  * transparent huge pages take them: before any smaller list.
  *
  * Taking a given free block: alloc_contig_range() (or its frozen form)
- * on exactly its pfn range is the exported way to allocate one particular block. An
- * allocation of the block's order after moving it to its list head would
+ * on exactly its pfn range is the exported way to allocate one particular
+ * block. An allocation of the block's order after moving it to its list head would
  * return whatever heads this CPU's per-CPU list instead (orders up to 3
  * and pageblock order go through those lists). The block is checked to
  * be free, on a movable pageblock (alloc_contig_range would otherwise
@@ -66,14 +66,6 @@
 #include "zonesort_internal.h"
 #include "zonesort_quarantine.h"
 #include "zonesort_quarantine_policy.h"
-
-/* alloc_contig_range() took the pageblocks' migratetype until its flags
- * argument replaced it (ACR_FLAGS_*). */
-#ifdef ACR_FLAGS_NONE
-#define ZSQ_ACR_ARG ACR_FLAGS_NONE
-#else
-#define ZSQ_ACR_ARG MIGRATE_MOVABLE
-#endif
 
 /* Most per mille of the cache the quarantine_permille parameter accepts. */
 #define ZSQ_MAX_PERMILLE 500
@@ -164,6 +156,15 @@ static void zsq_unhold(unsigned long pfn, unsigned int order)
  * Before frozen ranges: the pages are marked movable, with operations
  * that refuse every move.
  */
+
+/* alloc_contig_range() took the pageblocks' migratetype until its flags
+ * argument replaced it (ACR_FLAGS_*). */
+#ifdef ACR_FLAGS_NONE
+#define ZSQ_ACR_ARG ACR_FLAGS_NONE
+#else
+#define ZSQ_ACR_ARG MIGRATE_MOVABLE
+#endif
+
 static bool zsq_isolate_page(struct page *page, isolate_mode_t mode)
 {
 	return false;

@@ -108,22 +108,16 @@ static void wait_until(double deadline, pid_t parent, int pidfd, const sigset_t 
 #define QUIET_WINDOWS 2
 #define QUIET_MIN_WAIT 10.0
 
-static long long free_bytes(void)
+/* Free memory in bytes, and the fall that is not quiet; -1 on error. */
+static long long free_bytes(long long *quiet_fall)
 {
 	struct sysinfo si;
 
 	if (sysinfo(&si))
 		return -1;
+	if (quiet_fall)
+		*quiet_fall = (long long)(si.totalram / 512) * si.mem_unit;
 	return (long long)si.freeram * si.mem_unit;
-}
-
-static long long quiet_fall_bytes(void)
-{
-	struct sysinfo si;
-
-	if (sysinfo(&si))
-		return 0;
-	return (long long)(si.totalram / 512) * si.mem_unit;
 }
 
 /* Waits until the deadline, then on while memory is being allocated (at
@@ -131,18 +125,18 @@ static long long quiet_fall_bytes(void)
 static void wait_quiet(double deadline, double max_wait, pid_t parent, int pidfd,
 			 const sigset_t *unblocked)
 {
-	long long fall = quiet_fall_bytes(), before, after;
+	long long fall = 0, before, after;
 	double give_up = deadline + max_wait;
 	int quiet = 0;
 
 	/* Sampling starts early enough for a quiet machine to sort on time. */
 	wait_until(deadline - QUIET_WINDOWS * QUIET_WINDOW, parent, pidfd, unblocked);
-	before = free_bytes();
+	before = free_bytes(&fall);
 	for (double t = deadline - (QUIET_WINDOWS - 1) * QUIET_WINDOW;; t += QUIET_WINDOW) {
 		wait_until(t, parent, pidfd, unblocked);
 		if (stop_requested || !parent_alive(parent, pidfd))
 			break;
-		after = free_bytes();
+		after = free_bytes(NULL);
 		if (before < 0 || after < 0)
 			break;
 		quiet = before - after <= fall ? quiet + 1 : 0;

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Below the sort's floor, in QEMU (TCG) on Debian's 6.1 and 6.12 kernels
-# and sid's 7.x (built and packed inside the sid release root) with a 256 MiB direct-mapped memory-side cache described by ACPI HMAT.
+# and sid's 7.x (built inside the sid release root) with a 256 MiB
+# direct-mapped memory-side cache described by ACPI HMAT.
 # The guest (guest-remedy.sh) ages node 0 with long-lived pages scattered
 # over memory, then measures fresh half-cache allocations, 4 KiB pages and
 # transparent huge pages, with zstest's own pagemap reading and slot

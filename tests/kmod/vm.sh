@@ -45,8 +45,8 @@ km_kver() {
 }
 
 # km_series_root SERIES: sets KM_SERIES_ROOT to the root holding that
-# series and returns 0; otherwise reports the root missing (a failure, or
-# NOT PREPARED when the Debian archive was unreachable) and returns 1.
+# series and returns 0; otherwise reports the root missing and returns 3
+# (NOT PREPARED: the Debian archive was unreachable) or 1 (a failure).
 km_series_root() {
 	local rc
 	KM_SERIES_ROOT=$(km_root "$1" 2>&1)
@@ -54,26 +54,24 @@ km_series_root() {
 	[ "$rc" -eq 0 ] && return 0
 	if [ "$rc" -eq 3 ]; then
 		echo "# NOT PREPARED: Linux $1: $KM_SERIES_ROOT"
-	else
-		_tap_result 1 "Linux $1 to test on: $KM_SERIES_ROOT"
+		return 3
 	fi
+	_tap_result 1 "Linux $1 to test on: $KM_SERIES_ROOT"
 	return 1
 }
 
 # km_need_kernel SERIES: sets KM_ROOT and KM_KVER to the newest kernel of
 # the series, or fails the test file naming what is missing.
 km_need_kernel() {
-	local rc
-	KM_ROOT=$(km_root "$1" 2>&1)
-	rc=$?
-	if [ "$rc" -eq 3 ]; then
-		echo "# NOT PREPARED: Linux $1: $KM_ROOT"
-		exit 77
-	elif [ "$rc" -ne 0 ]; then
-		_tap_result 1 "Linux $1 to test on: $KM_ROOT"
+	km_series_root "$1"
+	case $? in
+	0) KM_ROOT=$KM_SERIES_ROOT ;;
+	3) exit 77 ;;
+	*)
 		done_testing
 		exit 1
-	fi
+		;;
+	esac
 	KM_KVER=$(km_kver "$1" "$KM_ROOT")
 	if [ -z "$KM_KVER" ]; then
 		_tap_result 1 "a Debian $1 kernel image and headers in '${KM_ROOT:-/}' (scripts/debian-packages.kmod, scripts/release-packages.sid)"

@@ -202,13 +202,12 @@ _gn_sorted_since() { [ "$(_gn_sorts)" != "$1" ]; }
 # measure; prints "ZSTEST long_K=ok reader=F tool=F ..." and frees again
 # (sorts_during: sorts the module counted while the job allocated).
 gn_long_round() {
-	local k=$1 before job z go
+	local k=$1 before job z at_go
 	before=$(_gn_sorts)
 	wait_for $((3 * GN_LONG_PERIOD + 30)) _gn_sorted_since "$before" || M "long_${k}_sort=none"
-	go=$(_gn_sorts)
+	at_go=$(_gn_sorts)
 	touch "$GN_LONG/go.$k"
 	wait_for 300 _gn_result_or_gone "$GN_LONG/res.$k" "$GN_LONG_PID"
-	go=$(( $(_gn_sorts) - go ))
 	if [ ! -e "$GN_LONG/res.$k" ]; then
 		M "long_$k=no-result"
 		return 1
@@ -221,7 +220,7 @@ gn_long_round() {
 	M "long_$k=ok job=$job reader=$(_gn_field "$line" buffer_fraction)" \
 		"reader_all=$(_gn_field "$line" all_fraction) reader_all_pages=$(_gn_field "$line" all_pages)" \
 		"random=$(_gn_field "$line" random) tool=$(jq -r .conflict_fraction <<< "$z" 2>/dev/null)" \
-		"tool_pages=$(jq -r .pages <<< "$z" 2>/dev/null)" "sorts_during=$go" "$(_gn_module_estimate)"
+		"tool_pages=$(jq -r .pages <<< "$z" 2>/dev/null)" "sorts_during=$(( $(_gn_sorts) - at_go ))" "$(_gn_module_estimate)"
 }
 
 # gn_long_stop: ends the long job and reports its summary line.
