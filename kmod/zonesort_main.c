@@ -725,7 +725,9 @@ static void zs_walk_node(struct zs_run *r, bool apply)
 						r->est[1].taken >= r->est[1].want)))
 					continue;
 				n = zs_snapshot(r, zone, order, mt);
-				if (!n)
+				/* An empty list can still have held blocks
+				 * for the quarantine to pick. */
+				if (!n && !(apply && small && mt == MIGRATE_MOVABLE))
 					continue;
 				r->free_pages += (u64)n << order;
 				zs_est_feed(r, 0, r->blocks, n, order);
@@ -740,7 +742,7 @@ static void zs_walk_node(struct zs_run *r, bool apply)
 					 * huge-page faults come first. */
 					n = zsq_filter(zone, order, mt,
 						       r->st.marked ? r->st.tload : r->st.load,
-						       r->blocks, n, r->tmp);
+						       r->blocks, n, r->cap, r->tmp);
 					zsp_order_blocks(&r->st, r->blocks, n, order, r->tmp);
 					zs_apply(r, zone, order, mt, n);
 				}
@@ -788,6 +790,7 @@ static int zs_sort_node(int nid)
 		goto out;
 	zsq_sort_begin(nid, &r->g);
 	zs_walk_node(r, true);
+	zsq_sort_end(nid);
 	err = r->err;
 	ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
 	atomic64_add(r->moved, &zs_stats.moved);

@@ -25,7 +25,12 @@
  * Held blocks hang on a per-node list through their head page's lru, the
  * order in page_private (the owner's fields of an allocated page), kept
  * out of the way of pageblock isolation (see zsq_hold), and go back:
- *   - when the node is sorted again (the sort picks afresh),
+ *   - when the node is sorted again and the block no longer collides: the
+ *     sort picks each list afresh with its held blocks counted in, keeps
+ *     the ones that still collide and gives back the others right before
+ *     it orders that list (giving everything back when a sort begins put
+ *     the colliding blocks in front of every list for the whole sort, and
+ *     an allocation running meanwhile took them),
  *   - under memory pressure: a shrinker; they cost nothing to recreate,
  *   - when the memory holding them goes offline,
  *   - on "release" written to /sys/kernel/zone_sort_free_pages/quarantine
@@ -102,7 +107,9 @@ MODULE_PARM_DESC(quarantine_permille,
 struct zsq_node {
 	spinlock_t lock;
 	struct list_head blocks;	/* head pages; order in page_private */
-	unsigned long pages, nblocks;
+	struct list_head old;		/* held before the running sort, its
+					 * list not picked yet */
+	unsigned long pages, nblocks;	/* on both lists and being picked */
 	unsigned long limit;		/* pages, from the last sort's geometry */
 };
 
@@ -123,7 +130,10 @@ static struct {
 	struct zone *zone;
 	struct zsq_pick pick;
 	unsigned long want;
-	unsigned long taken, calls, failed;
+	unsigned long taken, kept, given_back, calls, failed;
+	/* pages held before the sort beyond the limit (it was lowered):
+	 * their lists' turns repay it before the budget grows */
+	unsigned long debt;
 	s64 ns;
 } zsq_run = { .nid = -1 };
 
@@ -228,33 +238,46 @@ static void zsq_unhold(unsigned long pfn, unsigned int order)
  * Giving blocks back.
  */
 
-/* Gives back up to max_pages pages (whole blocks, at least one block) of
- * node nid, those in [start, end) only. Returns the pages given back. */
-static unsigned long zsq_release(int nid, unsigned long max_pages, unsigned long start,
-				 unsigned long end)
+/* Moves the blocks of list within [start, end) to out, while *pages is
+ * under max_pages; counts what it moved. */
+static void zsq_collect(struct list_head *list, struct list_head *out, unsigned long max_pages,
+			unsigned long start, unsigned long end, unsigned long *pages,
+			unsigned long *nblocks)
+{
+	struct page *page, *next;
+
+	list_for_each_entry_safe(page, next, list, lru) {
+		unsigned long pfn = page_to_pfn(page), size = 1UL << page_private(page);
+
+		if (*pages >= max_pages)
+			break;
+		if (pfn + size <= start || pfn >= end)
+			continue;
+		list_move_tail(&page->lru, out);
+		*pages += size;
+		(*nblocks)++;
+	}
+}
+
+/* Gives back the blocks on list, taken off the node's lists already but
+ * still counted in its figures. */
+static void zsq_give_back(int nid, struct list_head *list)
 {
 	struct zsq_node *qn = &zsq_nodes[nid];
 	struct page *page, *next;
 	unsigned long pages = 0, nblocks = 0;
-	LIST_HEAD(out);
 
-	spin_lock(&qn->lock);
-	list_for_each_entry_safe(page, next, &qn->blocks, lru) {
-		unsigned long pfn = page_to_pfn(page), size = 1UL << page_private(page);
-
-		if (pages >= max_pages)
-			break;
-		if (pfn + size <= start || pfn >= end)
-			continue;
-		list_move_tail(&page->lru, &out);
-		pages += size;
+	list_for_each_entry(page, list, lru) {
+		pages += 1UL << page_private(page);
 		nblocks++;
 	}
+	if (!nblocks)
+		return;
+	spin_lock(&qn->lock);
 	qn->pages -= pages;
 	qn->nblocks -= nblocks;
 	spin_unlock(&qn->lock);
-
-	list_for_each_entry_safe(page, next, &out, lru) {
+	list_for_each_entry_safe(page, next, list, lru) {
 		unsigned int order = page_private(page);
 
 		list_del_init(&page->lru);
@@ -262,6 +285,23 @@ static unsigned long zsq_release(int nid, unsigned long max_pages, unsigned long
 		zsq_unhold(page_to_pfn(page), order);
 	}
 	atomic64_add(pages, &zsq_stats.released);
+}
+
+/* Gives back up to max_pages pages (whole blocks, at least one block) of
+ * node nid, those in [start, end) only. Returns the pages given back.
+ * Blocks a running sort is picking are left to it. */
+static unsigned long zsq_release(int nid, unsigned long max_pages, unsigned long start,
+				 unsigned long end)
+{
+	struct zsq_node *qn = &zsq_nodes[nid];
+	unsigned long pages = 0, nblocks = 0;
+	LIST_HEAD(out);
+
+	spin_lock(&qn->lock);
+	zsq_collect(&qn->old, &out, max_pages, start, end, &pages, &nblocks);
+	zsq_collect(&qn->blocks, &out, max_pages, start, end, &pages, &nblocks);
+	spin_unlock(&qn->lock);
+	zsq_give_back(nid, &out);
 	return pages;
 }
 
@@ -350,31 +390,84 @@ void zsq_sort_begin(int nid, const struct zsp_geom *g)
 	pg_data_t *pgdat = NODE_DATA(nid);
 	int zi;
 
-	zsq_release(nid, ULONG_MAX, 0, ULONG_MAX);
-	zsq_nodes[nid].limit = cache_pages / 1000 * permille +
-			       cache_pages % 1000 * permille / 1000;
-	zsq_run.on = READ_ONCE(zsq_enabled) && zsq_nodes[nid].limit;
+	struct zsq_node *qn = &zsq_nodes[nid];
+	unsigned long held;
+
+	qn->limit = cache_pages / 1000 * permille + cache_pages % 1000 * permille / 1000;
+	zsq_run.on = READ_ONCE(zsq_enabled) && qn->limit;
 	zsq_run.nid = nid;
 	zsq_run.zone = NULL;
 	zsq_run.want = cache_pages / 2;
-	zsq_run.taken = zsq_run.calls = zsq_run.failed = 0;
+	zsq_run.taken = zsq_run.kept = zsq_run.given_back = 0;
+	zsq_run.calls = zsq_run.failed = 0;
 	zsq_run.ns = 0;
-	zsq_pick_init(&zsq_run.pick, g, zsq_run.want, zsq_nodes[nid].limit);
-	if (!zsq_run.on)
+	if (!zsq_run.on) {
+		zsq_release(nid, ULONG_MAX, 0, ULONG_MAX);
 		return;
+	}
+	/* What is held waits for its list's turn (zsq_filter); until then
+	 * it counts against the limit. */
+	spin_lock(&qn->lock);
+	list_splice_tail_init(&qn->blocks, &qn->old);
+	held = qn->pages;
+	spin_unlock(&qn->lock);
+	zsq_run.debt = held > qn->limit ? held - qn->limit : 0;
+	zsq_pick_init(&zsq_run.pick, g, zsq_run.want, qn->limit > held ? qn->limit - held : 0);
 	for (zi = 0; zi < MAX_NR_ZONES; zi++)
 		if (populated_zone(&pgdat->node_zones[zi]))
 			zsq_drain(&pgdat->node_zones[zi]);
 }
 
+/* Takes the held blocks of this zone and order off the node's list of
+ * those held before the sort, onto mine, their pfns to pfns[0, max);
+ * returns how many, their pages in *pages. */
+static size_t zsq_pull(struct zone *zone, unsigned int order, struct list_head *mine, u64 *pfns,
+		       size_t max, unsigned long *pages)
+{
+	struct zsq_node *qn = &zsq_nodes[zsq_run.nid];
+	struct page *page, *next;
+	size_t n = 0;
+
+	*pages = 0;
+	spin_lock(&qn->lock);
+	list_for_each_entry_safe(page, next, &qn->old, lru) {
+		if (n == max)
+			break;
+		if (page_private(page) != order || page_zone(page) != zone)
+			continue;
+		list_move_tail(&page->lru, mine);
+		pfns[n++] = page_to_pfn(page);
+		*pages += 1UL << order;
+	}
+	spin_unlock(&qn->lock);
+	return n;
+}
+
+/* A held block the pick takes again: back on the node's list. */
+static void zsq_keep(unsigned long pfn, unsigned int order)
+{
+	struct zsq_node *qn = &zsq_nodes[zsq_run.nid];
+
+	spin_lock(&qn->lock);
+	list_move_tail(&pfn_to_page(pfn)->lru, &qn->blocks);
+	spin_unlock(&qn->lock);
+	zsq_run.taken += 1UL << order;
+	zsq_run.kept += 1UL << order;
+}
+
 size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u64 *blocks,
-		  size_t n, u64 *tmp)
+		  size_t n, size_t cap, u64 *tmp)
 {
 	ktime_t t0 = ktime_get();
-	size_t kept, i;
+	struct zsq_held_split split;
+	unsigned long held_pages, size = 1UL << order;
+	size_t nheld, kept, i;
+	bool took;
+	LIST_HEAD(mine);
 
-	if (!zsq_run.on || mt != MIGRATE_MOVABLE)
+	if (mt != MIGRATE_MOVABLE)
 		return n;
+	nheld = zsq_pull(zone, order, &mine, blocks + n, cap - n, &held_pages);
 	if (zone != zsq_run.zone) {
 		/* The per-CPU pages the sort counted come first. */
 		u64 before = 0, s;
@@ -391,9 +484,31 @@ size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u64 
 		zsq_run.huge = true;
 		zsq_pick_zone(&zsq_run.pick, 0);
 	}
-	kept = zsq_pick_list(&zsq_run.pick, load, blocks, n, order, tmp);
-	for (i = kept; i < n; i++) {
-		unsigned long size = 1UL << order;
+	if (zsq_run.on) {
+		/* The pulled blocks are picked afresh: their pages join the
+		 * budget, less what the node holds beyond its limit. */
+		if (zsq_run.debt >= held_pages) {
+			zsq_run.debt -= held_pages;
+		} else {
+			zsq_run.pick.budget += held_pages - zsq_run.debt;
+			zsq_run.debt = 0;
+		}
+		kept = zsq_pick_list(&zsq_run.pick, load, blocks, n + nheld, nheld, order, tmp,
+				     &split);
+	} else {
+		kept = n + nheld;
+		split.kept = nheld;
+		split.taken = 0;
+	}
+	/* Held blocks still colliding stay held; the others are given back
+	 * first, so that the takes below (alloc_contig_range drains the
+	 * per-CPU lists) bring them into the free lists the sort orders. */
+	for (i = kept; i < kept + split.taken; i++)
+		zsq_keep((unsigned long)blocks[i], order);
+	zsq_give_back(zsq_run.nid, &mine);
+	zsq_run.given_back += (unsigned long)split.kept << order;
+	took = false;
+	for (i = kept + split.taken; i < n + nheld; i++) {
 		bool ok = false;
 
 		if (zsq_run.on && !fatal_signal_pending(current) &&
@@ -404,6 +519,7 @@ size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u64 
 			zsq_run.on = false;
 		if (ok) {
 			zsq_run.taken += size;
+			took = true;
 			continue;
 		}
 		if (zsq_run.on)
@@ -411,8 +527,26 @@ size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u64 
 		zsq_pick_untake(&zsq_run.pick, order);
 		blocks[kept++] = blocks[i];
 	}
+	/* Pages given back went to per-CPU lists, handed out before any
+	 * free list; a take drains those into the free lists. */
+	if (split.kept && !took && zsq_run.on)
+		zsq_drain(zone);
 	zsq_run.ns += ktime_to_ns(ktime_sub(ktime_get(), t0));
 	return kept;
+}
+
+void zsq_sort_end(int nid)
+{
+	struct zsq_node *qn = &zsq_nodes[nid];
+	unsigned long pages = 0, nblocks = 0;
+	LIST_HEAD(out);
+
+	/* Lists the sort did not reach (it stopped early, or they emptied):
+	 * their held blocks go back. */
+	spin_lock(&qn->lock);
+	zsq_collect(&qn->old, &out, ULONG_MAX, 0, ULONG_MAX, &pages, &nblocks);
+	spin_unlock(&qn->lock);
+	zsq_give_back(nid, &out);
 }
 
 /* ------------------------------------------------------------------------
@@ -515,6 +649,8 @@ static ssize_t quarantine_show(struct kobject *k, struct kobj_attribute *a, char
 			 "not_taken_refused=%lld\n"
 			 "last_node=%d\n"
 			 "last_taken_pages=%lu\n"
+			 "last_kept_pages=%lu\n"
+			 "last_given_back_pages=%lu\n"
 			 "last_take_calls=%lu\n"
 			 "last_take_failed=%lu\n"
 			 "last_take_ns=%lld\n",
@@ -523,7 +659,8 @@ static ssize_t quarantine_show(struct kobject *k, struct kobj_attribute *a, char
 			 atomic64_read(&zsq_stats.shrunk), atomic64_read(&zsq_stats.gone),
 			 atomic64_read(&zsq_stats.pageblock), atomic64_read(&zsq_stats.refused),
 			 READ_ONCE(zsq_run.nid),
-			 READ_ONCE(zsq_run.taken), READ_ONCE(zsq_run.calls),
+			 READ_ONCE(zsq_run.taken), READ_ONCE(zsq_run.kept),
+			 READ_ONCE(zsq_run.given_back), READ_ONCE(zsq_run.calls),
 			 READ_ONCE(zsq_run.failed), READ_ONCE(zsq_run.ns));
 	for_each_node_state(nid, N_MEMORY)
 		len += sysfs_emit_at(buf, len, "node=%d held_pages=%lu held_blocks=%lu limit_pages=%lu\n",
@@ -558,6 +695,7 @@ int zsq_init(struct kobject *dir)
 	for (nid = 0; nid < nr_node_ids; nid++) {
 		spin_lock_init(&zsq_nodes[nid].lock);
 		INIT_LIST_HEAD(&zsq_nodes[nid].blocks);
+		INIT_LIST_HEAD(&zsq_nodes[nid].old);
 	}
 	err = zsq_shrinker_add();
 	if (err)

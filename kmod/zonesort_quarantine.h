@@ -14,18 +14,26 @@
 #include "zonesort_policy.h"
 
 #ifdef ZS_HAVE_QUARANTINE
-/* A sort of node nid with geometry g starts: gives back what the node
- * holds, so that the sort picks afresh. */
+/* A sort of node nid with geometry g starts: what the node holds waits
+ * for its list's turn in zsq_filter (all of it goes back when the
+ * quarantine is off). */
 void zsq_sort_begin(int nid, const struct zsp_geom *g);
 
 /*
  * One free list of the sort, snapshot in blocks[0..n) (first pfns, hand-out
  * order), before the sort orders it; load: the sort's per-slot load so far.
- * Takes the blocks the quarantine policy picks and returns how many remain,
- * at the front of blocks. tmp: n entries of scratch.
+ * Picks among those and the blocks of this list held from before, takes
+ * and keeps the ones the quarantine policy picks, gives the other held
+ * ones back, and returns how many blocks remain for the sort to order, at
+ * the front of blocks (blocks given back among them). blocks and tmp: cap
+ * entries.
  */
 size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u64 *blocks,
-		  size_t n, u64 *tmp);
+		  size_t n, size_t cap, u64 *tmp);
+
+/* The sort of node nid ended: held blocks of lists it did not pick go
+ * back. */
+void zsq_sort_end(int nid);
 
 /* Adds the "quarantine" file to the module's sysfs directory; registers the
  * shrinker and the memory-offline notifier. */
@@ -40,9 +48,13 @@ static inline void zsq_sort_begin(int nid, const struct zsp_geom *g)
 }
 
 static inline size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load,
-				u64 *blocks, size_t n, u64 *tmp)
+				u64 *blocks, size_t n, size_t cap, u64 *tmp)
 {
 	return n;
+}
+
+static inline void zsq_sort_end(int nid)
+{
 }
 
 static inline int zsq_init(struct kobject *dir)

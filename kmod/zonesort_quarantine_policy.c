@@ -45,12 +45,14 @@ static bool block_fits(const struct zsp_geom *g, const uint32_t *load, uint64_t 
 }
 
 size_t zsq_pick_list(struct zsq_pick *q, uint32_t *load, uint64_t *blocks, size_t n,
-		     unsigned int order, uint64_t *tmp)
+		     size_t nheld, unsigned int order, uint64_t *tmp, struct zsq_held_split *held)
 {
 	const struct zsp_geom *g = &q->g;
 	uint64_t bsize, span, pp, kept = 0, ntake;
-	size_t nk = 0, nt = 0, i;
+	size_t nfree = n - nheld, nk = 0, nt = 0, nkh = 0, nth = 0, htake, i;
 
+	held->kept = nheld;
+	held->taken = 0;
 	if (order >= 40 || n == 0)
 		return n;
 	bsize = 1ULL << order;
@@ -61,6 +63,8 @@ size_t zsq_pick_list(struct zsq_pick *q, uint32_t *load, uint64_t *blocks, size_
 	span = order > g->shift ? 1ULL << (order - g->shift) : 1;
 	pp = order > g->shift ? 1ULL << g->shift : bsize;
 
+	/* Fitting blocks to blocks[0, nk), the others to tmp[0, nt); the
+	 * held ones, last in the input, stay last in each. */
 	for (i = 0; i < n; i++) {
 		uint64_t pfn = blocks[i];
 
@@ -68,8 +72,10 @@ size_t zsq_pick_list(struct zsq_pick *q, uint32_t *load, uint64_t *blocks, size_
 			load_block(g, load, pfn, span, pp, 1);
 			blocks[nk++] = pfn;
 			kept += bsize;
+			nkh += i >= nfree;
 		} else {
 			tmp[nt++] = pfn;
+			nth += i >= nfree;
 		}
 	}
 	for (i = 0; i < nk; i++)
@@ -85,12 +91,34 @@ size_t zsq_pick_list(struct zsq_pick *q, uint32_t *load, uint64_t *blocks, size_
 		if (ntake > nt)
 			ntake = nt;
 	}
-	/* Blocks left for lack of budget stay in the list, then the ones
-	 * to take. */
-	for (i = ntake; i < nt; i++)
-		blocks[nk++] = tmp[i];
-	for (i = 0; i < ntake; i++)
-		blocks[nk + i] = tmp[i];
+	/* Held blocks are taken first: what is held stays held. tmp holds
+	 * the free ones in [0, nt - nth), the held ones after. */
+	htake = ntake < nth ? ntake : nth;
+	/*
+	 * Kept: the fitting free blocks, the free ones left for lack of
+	 * budget, then the held ones to give back (fitting, then left);
+	 * taken: the held ones, then the free ones. tmp[nt, n) is free for
+	 * the fitting held ones, so every copy below reads tmp only.
+	 */
+	{
+		size_t ftake = ntake - htake, out = nk - nkh;
+
+		for (i = 0; i < nkh; i++)
+			tmp[nt + i] = blocks[out + i];
+		for (i = ftake; i < nt - nth; i++)
+			blocks[out++] = tmp[i];
+		for (i = 0; i < nkh; i++)
+			blocks[out++] = tmp[nt + i];
+		for (i = nt - nth + htake; i < nt; i++)
+			blocks[out++] = tmp[i];
+		held->kept = nkh + nth - htake;
+		nk = out;
+		for (i = 0; i < htake; i++)
+			blocks[out++] = tmp[nt - nth + i];
+		for (i = 0; i < ftake; i++)
+			blocks[out++] = tmp[i];
+		held->taken = htake;
+	}
 	q->before += kept + (uint64_t)(nt - ntake) * bsize;
 	q->budget -= ntake * bsize;
 	q->taken += ntake * bsize;

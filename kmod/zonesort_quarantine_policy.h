@@ -49,15 +49,25 @@ void zsq_pick_init(struct zsq_pick *q, const struct zsp_geom *g, uint64_t want, 
  * pages), already counted in the load. */
 void zsq_pick_zone(struct zsq_pick *q, uint64_t pages_before);
 
+/* Where the blocks an earlier run took ended up (zsq_pick_list). */
+struct zsq_held_split {
+	size_t kept;	/* the last ones of the blocks kept: to give back */
+	size_t taken;	/* the first ones of the blocks taken: still held */
+};
+
 /*
  * blocks[0..n): the free blocks of 2^order pages of one list, in hand-out
- * order; load: the sort's per-slot load (zsp_state.load) before this list,
- * left unchanged on return; tmp: n entries of scratch. Reorders blocks so
- * that the ones to keep come first (in their order) and returns their
- * number; blocks[kept..n) are to be taken.
+ * order, then the last nheld of them: blocks of that list an earlier run
+ * took and still holds. They are picked like the free ones, and among the
+ * blocks to take they come first, so that a block that still collides
+ * stays held rather than being given back and another taken. load: the
+ * sort's per-slot load (zsp_state.load) before this list, left unchanged
+ * on return; tmp: n entries of scratch. Reorders blocks so that the ones
+ * to keep come first and returns their number; blocks[kept..n) are to be
+ * taken. held says which of them are held ones.
  */
 size_t zsq_pick_list(struct zsq_pick *q, uint32_t *load, uint64_t *blocks, size_t n,
-		     unsigned int order, uint64_t *tmp);
+		     size_t nheld, unsigned int order, uint64_t *tmp, struct zsq_held_split *held);
 
 /* A block picked for taking could not be taken: it stays in the lists. */
 void zsq_pick_untake(struct zsq_pick *q, unsigned int order);

@@ -44,6 +44,7 @@ qget() {
 	echo "$v"
 }
 memfree_kb() { awk '/^MemFree:/ { print $2 }' /proc/meminfo; }
+pgfree() { awk '$1 == "pgfree" { print $2 }' /proc/vmstat; }
 # meas KIND [SORT]: the collision fraction zstest measures for a fresh
 # half-cache allocation; KIND 4k or thp; SORT=sort sorts node 0 from the
 # allocating process first. The whole output line goes to /tmp/meas.
@@ -183,8 +184,18 @@ if [ "$CHECKS" = 1 ]; then
 	M small_limit_pages=$(qget limit_pages) small_held_pages=$(qget held_pages)
 	put $P/quarantine_permille 125
 
-	# Held, then given back on demand.
+	# Held; a second sort right after keeps what still collides: the
+	# node's page frees during it (/proc/vmstat pgfree) stay far below
+	# what is held, where giving everything back first frees all of it.
 	put $Z/nodeid 0
+	h=$(qget held_pages)
+	p0=$(pgfree)
+	put $Z/nodeid 0
+	p1=$(pgfree)
+	M resort_held_before=$h resort_held_after=$(qget held_pages) resort_pgfree=$((p1 - p0)) \
+		resort_kept=$(qget last_kept_pages)
+
+	# Given back on demand.
 	h=$(qget held_pages)
 	f0=$(memfree_kb)
 	put $Q release

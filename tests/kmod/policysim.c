@@ -472,8 +472,10 @@ static uint64_t r_sort(struct rnode *n, struct zsp_state *st, struct zsq_pick *q
 		if (q) {
 			/* From order 9 on, against the huge-page
 			 * sequence, as the module's hook does. */
-			kept = zsq_pick_list(q, st->marked ? st->tload : st->load, v, cnt,
-					     (unsigned)o, tmp);
+			struct zsq_held_split none;
+
+			kept = zsq_pick_list(q, st->marked ? st->tload : st->load, v, cnt, 0,
+					     (unsigned)o, tmp, &none);
 			for (size_t i = kept; i < cnt; i++)
 				r_take_block(n, (unsigned long)v[i], 3);
 		}

@@ -176,6 +176,7 @@ _gn_module_estimate() {
 		"module_after_ppm=$(sed -n 's/^last_conflict_ppm_after=//p' $f)" \
 		"module_floor_ppm=$(sed -n 's/^last_conflict_ppm_floor=//p' $f)" \
 		"module_pcp_pages=$(sed -n 's/^last_pcp_pages=//p' $f)" \
+		"module_sort_ms=$(( $(sed -n 's/^sort_ns_last=//p' $f) / 1000000 ))" \
 		"$(_gn_quarantine)"
 }
 
@@ -192,6 +193,17 @@ _gn_quarantine() {
 		END { printf "quar_enabled=%s quar_held=%s quar_limit=%s quar_last_taken=%s quar_last_failed=%s quar_not_taken_pageblock=%s quar_refused=%s", e, h, l, t, f, pb, r }' $q
 }
 
+# _gn_vm: the node's page frees, reclaimed pages, pages isolated for
+# compaction and pages the quarantine gave back so far, and its free
+# pages now: "pgfree pgsteal compact_isolated released memfree_pages".
+_gn_vm() {
+	awk '$1 == "pgfree" { f = $2 } $1 ~ /^pgsteal_/ { s += $2 } $1 == "compact_isolated" { c = $2 }
+		/^released_pages_total=/ { sub(/.*=/, ""); r = $0 }
+		$1 == "MemFree:" { m = $2 / 4 }
+		END { printf "%d %d %d %d %d\n", f, s, c, r, m }' /proc/vmstat /proc/meminfo \
+		$(ls /sys/kernel/zone_sort_free_pages/quarantine 2> /dev/null)
+}
+
 # _gn_sorts: sorts the module has done so far.
 _gn_sorts() { sed -n 's/^sorts=//p' /sys/kernel/zone_sort_free_pages/stats 2>/dev/null; }
 
@@ -200,12 +212,18 @@ _gn_sorted_since() { [ "$(_gn_sorts)" != "$1" ]; }
 # gn_long_round K: waits for the next sort of the node (the periodic
 # helper's, at most a period away), then lets the long job allocate and
 # measure; prints "ZSTEST long_K=ok reader=F tool=F ..." and frees again
-# (sorts_during: sorts the module counted while the job allocated).
+# (sorts_during: sorts the module counted while the job allocated;
+# free_at_go: the node's free pages when it was told to go;
+# freed_during, reclaimed_during, compacted_during, released_during:
+# pages the node freed, reclaim took, compaction isolated and the
+# quarantine gave back from then until its result).
 gn_long_round() {
 	local k=$1 before job z at_go
 	before=$(_gn_sorts)
 	wait_for $((3 * GN_LONG_PERIOD + 30)) _gn_sorted_since "$before" || M "long_${k}_sort=none"
 	at_go=$(_gn_sorts)
+	local -a vm0 vm1
+	read -ra vm0 <<< "$(_gn_vm)"
 	touch "$GN_LONG/go.$k"
 	wait_for 300 _gn_result_or_gone "$GN_LONG/res.$k" "$GN_LONG_PID"
 	if [ ! -e "$GN_LONG/res.$k" ]; then
@@ -216,11 +234,15 @@ gn_long_round() {
 	z=$(cluster_on_node "$ZS_NODE" timeout 300 zonesort conflicts --job "$job" --json 2>/dev/null)
 	local line
 	line=$(cat "$GN_LONG/res.$k")
+	read -ra vm1 <<< "$(_gn_vm)"
 	touch "$GN_LONG/release.$k"
 	M "long_$k=ok job=$job reader=$(_gn_field "$line" buffer_fraction)" \
 		"reader_all=$(_gn_field "$line" all_fraction) reader_all_pages=$(_gn_field "$line" all_pages)" \
 		"random=$(_gn_field "$line" random) tool=$(jq -r .conflict_fraction <<< "$z" 2>/dev/null)" \
-		"tool_pages=$(jq -r .pages <<< "$z" 2>/dev/null)" "sorts_during=$(( $(_gn_sorts) - at_go ))" "$(_gn_module_estimate)"
+		"tool_pages=$(jq -r .pages <<< "$z" 2>/dev/null)" "sorts_during=$(( $(_gn_sorts) - at_go ))" \
+		"free_at_go=${vm0[4]} freed_during=$((vm1[0] - vm0[0])) reclaimed_during=$((vm1[1] - vm0[1]))" \
+		"compacted_during=$((vm1[2] - vm0[2])) released_during=$((vm1[3] - vm0[3]))" \
+		"$(_gn_module_estimate)"
 }
 
 # gn_long_stop: ends the long job and reports its summary line.

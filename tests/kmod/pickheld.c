@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * pickheld: the quarantine policy's handling of blocks an earlier sort
+ * took and still holds (kmod/zonesort_quarantine_policy.c, compiled here
+ * in user space). Eight cache slots, direct-mapped, order-0 blocks, so
+ * that each case's answer can be worked out by hand from the rule in
+ * zonesort_quarantine_policy.h: in hand-out order a block whose slot is
+ * still empty is kept, the others collide; colliding held blocks are
+ * taken before colliding free ones while the budget lasts. Prints TAP.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../kmod/zonesort_quarantine_policy.h"
+
+#define SLOTS 8
+
+static int failures, tests;
+
+static void check(int cond, const char *what)
+{
+	tests++;
+	if (!cond)
+		failures++;
+	printf("%sok %d - %s\n", cond ? "" : "not ", tests, what);
+}
+
+static int same(const uint64_t *got, const uint64_t *want, size_t n)
+{
+	return memcmp(got, want, n * sizeof(*got)) == 0;
+}
+
+static void show(const char *name, const uint64_t *v, size_t n)
+{
+	printf("# %s:", name);
+	for (size_t i = 0; i < n; i++)
+		printf(" %" PRIu64, v[i]);
+	printf("\n");
+}
+
+/* One list: free blocks, then held ones; budget and protected size in
+ * pages. want_blocks: kept then taken, as the header orders them. */
+static void pick_case(const char *name, const uint64_t *in, size_t n, size_t nheld,
+		      uint64_t budget, uint64_t want_pages, const uint64_t *want_blocks,
+		      size_t want_kept, size_t want_held_kept, size_t want_held_taken,
+		      uint64_t want_budget_left)
+{
+	struct zsp_geom g;
+	struct zsq_pick q;
+	struct zsq_held_split held;
+	uint32_t load[SLOTS] = { 0 }, zero[SLOTS] = { 0 };
+	uint64_t blocks[16], tmp[16];
+	char what[160];
+	size_t kept;
+
+	if (zsp_geom_init(&g, SLOTS, 1)) {
+		check(0, "geometry of 8 slots, direct-mapped");
+		return;
+	}
+	zsq_pick_init(&q, &g, want_pages, budget);
+	zsq_pick_zone(&q, 0);
+	memcpy(blocks, in, n * sizeof(*in));
+	kept = zsq_pick_list(&q, load, blocks, n, nheld, 0, tmp, &held);
+	show(name, blocks, n);
+	snprintf(what, sizeof(what), "%s: %zu kept, held given back %zu, held still held %zu", name,
+		 want_kept, want_held_kept, want_held_taken);
+	check(kept == want_kept && held.kept == want_held_kept && held.taken == want_held_taken, what);
+	snprintf(what, sizeof(what), "%s: blocks in the order kept, then taken", name);
+	check(same(blocks, want_blocks, n), what);
+	snprintf(what, sizeof(what), "%s: budget left %" PRIu64 ", load as it was", name,
+		 want_budget_left);
+	check(q.budget == want_budget_left && !memcmp(load, zero, sizeof(load)), what);
+}
+
+int main(void)
+{
+	/* Slots are pfn mod 8. Free 0 (slot 0), 8 (slot 0), 1 (slot 1);
+	 * held 16 (slot 0), 2 (slot 2). Kept in order: 0, 1; 8 and 16
+	 * collide with 0; 2 fits and is given back. */
+	static const uint64_t in[] = { 0, 8, 1, 16, 2 };
+	static const uint64_t all_taken[] = { 0, 1, 2, 16, 8 };
+	static const uint64_t one_taken[] = { 0, 1, 8, 2, 16 };
+	static const uint64_t none_taken[] = { 0, 1, 8, 2, 16 };
+	/* Without held blocks, as before: 0 and 1 kept, 8 and 9 taken. */
+	static const uint64_t plain_in[] = { 0, 8, 1, 9 };
+	static const uint64_t plain_out[] = { 0, 1, 8, 9 };
+	/* Two held blocks colliding with each other only: 24 (slot 0) kept
+	 * in the list, 32 (slot 0) stays held. */
+	static const uint64_t pair_in[] = { 1, 24, 32 };
+	static const uint64_t pair_out[] = { 1, 24, 32 };
+
+	printf("1..%d\n", 6 * 3);
+	pick_case("budget for both colliding blocks", in, 5, 2, 10, 1000, all_taken, 3, 1, 1, 8);
+	pick_case("budget for one: the held one stays held, the free one stays in the list", in, 5,
+		  2, 1, 1000, one_taken, 4, 1, 1, 0);
+	pick_case("no budget: both held blocks given back", in, 5, 2, 0, 1000, none_taken, 5, 2, 0,
+		  0);
+	pick_case("no held blocks", plain_in, 4, 0, 10, 1000, plain_out, 2, 0, 0, 8);
+	pick_case("held blocks colliding with each other", pair_in, 3, 2, 10, 1000, pair_out, 2, 1,
+		  1, 9);
+	/* The allocation (2 pages) ends in this list: nothing is taken,
+	 * every held block is given back. */
+	pick_case("the allocation ends in this list", in, 5, 2, 10, 2, none_taken, 5, 2, 0, 10);
+	return failures ? 1 : 0;
+}
