@@ -14,9 +14,9 @@
  *
  * Taking a given free block: alloc_contig_range() (or its frozen form)
  * on exactly its pfn range is the exported way to allocate one particular
- * block. An allocation of the block's order after moving it to its list head would
- * return whatever heads this CPU's per-CPU list instead (orders up to 3
- * and pageblock order go through those lists). The block is checked to
+ * block. An allocation of the block's order after moving it to its list
+ * head would return whatever heads this CPU's per-CPU list instead (orders
+ * up to 3 and pageblock order go through those lists). The block is checked to
  * be free, on a movable pageblock (alloc_contig_range would otherwise
  * retype the pageblock) before the call; a block allocated meanwhile
  * makes the call fail or migrate that one page, as for CMA. The call also
@@ -239,10 +239,9 @@ static void zsq_unhold(unsigned long pfn, unsigned int order)
  */
 
 /* Moves the blocks of list within [start, end) to out, while *pages is
- * under max_pages; counts what it moved. */
+ * under max_pages; adds their pages to *pages. */
 static void zsq_collect(struct list_head *list, struct list_head *out, unsigned long max_pages,
-			unsigned long start, unsigned long end, unsigned long *pages,
-			unsigned long *nblocks)
+			unsigned long start, unsigned long end, unsigned long *pages)
 {
 	struct page *page, *next;
 
@@ -255,7 +254,6 @@ static void zsq_collect(struct list_head *list, struct list_head *out, unsigned 
 			continue;
 		list_move_tail(&page->lru, out);
 		*pages += size;
-		(*nblocks)++;
 	}
 }
 
@@ -294,12 +292,12 @@ static unsigned long zsq_release(int nid, unsigned long max_pages, unsigned long
 				 unsigned long end)
 {
 	struct zsq_node *qn = &zsq_nodes[nid];
-	unsigned long pages = 0, nblocks = 0;
+	unsigned long pages = 0;
 	LIST_HEAD(out);
 
 	spin_lock(&qn->lock);
-	zsq_collect(&qn->old, &out, max_pages, start, end, &pages, &nblocks);
-	zsq_collect(&qn->blocks, &out, max_pages, start, end, &pages, &nblocks);
+	zsq_collect(&qn->old, &out, max_pages, start, end, &pages);
+	zsq_collect(&qn->blocks, &out, max_pages, start, end, &pages);
 	spin_unlock(&qn->lock);
 	zsq_give_back(nid, &out);
 	return pages;
@@ -388,10 +386,9 @@ void zsq_sort_begin(int nid, const struct zsp_geom *g)
 	unsigned long cache_pages = (unsigned long)(g->colors * g->ways);
 	unsigned int permille = READ_ONCE(zsq_permille);
 	pg_data_t *pgdat = NODE_DATA(nid);
-	int zi;
-
 	struct zsq_node *qn = &zsq_nodes[nid];
 	unsigned long held;
+	int zi;
 
 	qn->limit = cache_pages / 1000 * permille + cache_pages % 1000 * permille / 1000;
 	zsq_run.on = READ_ONCE(zsq_enabled) && qn->limit;
@@ -538,13 +535,13 @@ size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u64 
 void zsq_sort_end(int nid)
 {
 	struct zsq_node *qn = &zsq_nodes[nid];
-	unsigned long pages = 0, nblocks = 0;
+	unsigned long pages = 0;
 	LIST_HEAD(out);
 
 	/* Lists the sort did not reach (it stopped early, or they emptied):
 	 * their held blocks go back. */
 	spin_lock(&qn->lock);
-	zsq_collect(&qn->old, &out, ULONG_MAX, 0, ULONG_MAX, &pages, &nblocks);
+	zsq_collect(&qn->old, &out, ULONG_MAX, 0, ULONG_MAX, &pages);
 	spin_unlock(&qn->lock);
 	zsq_give_back(nid, &out);
 }

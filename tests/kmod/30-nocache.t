@@ -11,8 +11,8 @@
 # test build's hook (make ZS_TEST_HOOKS=y), which moves the block to
 # another list without re-typing its pageblock as 6.1's own steal path
 # does, since waiting for the kernel to do it at that instant is not
-# possible. QEMU (TCG) on Debian's 6.1 kernel (it
-# predates 6.10's one-list-per-pageblock-type rule), no HMAT, 512 MiB.
+# possible. QEMU (TCG) on Debian's 6.1 kernel (it predates 6.10's
+# one-list-per-pageblock-type rule), no HMAT, 512 MiB.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/env.sh"
 . "$(dirname "$0")/vm.sh"

@@ -172,11 +172,10 @@ _gn_long_running() { [ "$(squeue -h -n nj-long -o %T)" = RUNNING ]; }
 _gn_module_estimate() {
 	local f=/sys/kernel/zone_sort_free_pages/stats
 	[ -r $f ] || { echo "module=none"; return; }
-	echo "module_sorts=$(sed -n 's/^sorts=//p' $f)" \
-		"module_after_ppm=$(sed -n 's/^last_conflict_ppm_after=//p' $f)" \
-		"module_floor_ppm=$(sed -n 's/^last_conflict_ppm_floor=//p' $f)" \
-		"module_pcp_pages=$(sed -n 's/^last_pcp_pages=//p' $f)" \
-		"module_sort_ms=$(( $(sed -n 's/^sort_ns_last=//p' $f) / 1000000 ))" \
+	echo "$(awk -F= '$1 == "sorts" { s = $2 } $1 == "last_conflict_ppm_after" { a = $2 }
+		$1 == "last_conflict_ppm_floor" { fl = $2 } $1 == "last_pcp_pages" { p = $2 }
+		$1 == "sort_ns_last" { ms = int($2 / 1000000) }
+		END { printf "module_sorts=%s module_after_ppm=%s module_floor_ppm=%s module_pcp_pages=%s module_sort_ms=%s", s, a, fl, p, ms }' $f)" \
 		"$(_gn_quarantine)"
 }
 
