@@ -26,6 +26,9 @@ void zs_dump_exit(void);
 void zs_test_resume(struct zone *zone, struct page *page, unsigned int order, int mt);
 /* Called after each sort, with zs_mutex held. */
 void zs_test_check(void);
+/* The entries a walk records per lock hold: batch, or fewer when the
+ * test_batch parameter says so (a walk then resumes on short lists too). */
+unsigned int zs_test_batch(unsigned int batch);
 #else
 static inline void zs_test_resume(struct zone *zone, struct page *page, unsigned int order, int mt)
 {
@@ -33,6 +36,11 @@ static inline void zs_test_resume(struct zone *zone, struct page *page, unsigned
 
 static inline void zs_test_check(void)
 {
+}
+
+static inline unsigned int zs_test_batch(unsigned int batch)
+{
+	return batch;
 }
 #endif
 

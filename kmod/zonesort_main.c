@@ -523,7 +523,7 @@ static size_t zs_snapshot(struct zs_run *r, struct zone *zone, unsigned int orde
 		return 0;
 	while (!done) {
 		struct list_head *pos;
-		unsigned int budget = ZS_BATCH;
+		unsigned int budget = zs_test_batch(ZS_BATCH);
 		ktime_t t0;
 
 		spin_lock_irqsave(&zone->lock, flags);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Test builds only (make ZS_TEST_HOOKS=y): stages a race the tests cannot
- * wait for. With the parameter test_move_resume=1, the next time a walk
+ * wait for. The parameter test_batch makes walks resume after fewer list
+ * entries, so that the race does not depend on how long the lists are. With the parameter test_move_resume=1, the next time a walk
  * of a free list resumes after dropping zone->lock, the block it resumes
  * from is first moved to the tail of another migratetype's list of the
  * same order, its pageblock left as it is: what kernels before 6.10 do
@@ -32,6 +33,10 @@ static int zs_test_move_resume;
 module_param_named(test_move_resume, zs_test_move_resume, int, 0644);
 MODULE_PARM_DESC(test_move_resume, "test builds: 1 = move the block the next walk resumes from to another list");
 
+static unsigned int zs_test_batch_entries;
+module_param_named(test_batch, zs_test_batch_entries, uint, 0644);
+MODULE_PARM_DESC(test_batch, "test builds: most list entries a walk records per lock hold (0 = the module's own)");
+
 static char zs_test_result[16] = "none";
 module_param_string(test_result, zs_test_result, sizeof(zs_test_result), 0444);
 MODULE_PARM_DESC(test_result, "test builds: where the moved block ended up after the sort");
@@ -42,6 +47,13 @@ static struct {
 	unsigned int order;
 	int from, to;
 } zs_moved;
+
+unsigned int zs_test_batch(unsigned int batch)
+{
+	unsigned int n = READ_ONCE(zs_test_batch_entries);
+
+	return n && n < batch ? n : batch;
+}
 
 void zs_test_resume(struct zone *zone, struct page *page, unsigned int order, int mt)
 {

@@ -55,8 +55,11 @@ ready age /tmp/aged $holder 300
 # race showed nothing); then the race is staged again, at most four times.
 # The quarantine is off here: taking a block isolates its pageblock, and
 # the kernel's isolation moves every free block of that pageblock, the
-# staged one too, to the list of the pageblock's type.
+# staged one too, to the list of the pageblock's type. Walks resume every
+# 16 entries: without the quarantine's drain the lists can be shorter
+# than one lock hold.
 step hook_noquarantine 10 zstest write $P/quarantine 0
+step hook_batch 10 zstest write $P/test_batch 16
 results=
 for try in 1 2 3 4; do
 	step hook_arm_$try 10 zstest write $P/test_move_resume 1

@@ -185,8 +185,8 @@ if [ "$CHECKS" = 1 ]; then
 	put $P/quarantine_permille 125
 
 	# Held; a second sort right after keeps what still collides: the
-	# node's page frees during it (/proc/vmstat pgfree) stay far below
-	# what is held, where giving everything back first frees all of it.
+	# node's page frees during it (/proc/vmstat pgfree) stay below what
+	# is held, where giving everything back first frees all of it.
 	put $Z/nodeid 0
 	h=$(qget held_pages)
 	p0=$(pgfree)
