@@ -467,6 +467,32 @@ int zs_descendants(pid_t root, pid_t exclude, pid_t **pids, size_t *n, char *err
 	return rc;
 }
 
+long long zs_tree_resident(pid_t root, pid_t exclude, char *err)
+{
+	long long pages = 0;
+	pid_t *pids;
+	size_t n;
+
+	if (zs_descendants(root, exclude, &pids, &n, err))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		char path[32];
+		unsigned long size, resident;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/statm", (int)pids[i]);
+		f = fopen(path, "re");
+		/* A task that exits meanwhile holds nothing any more. */
+		if (!f)
+			continue;
+		if (fscanf(f, "%lu %lu", &size, &resident) == 2)
+			pages += (long long)resident;
+		fclose(f);
+	}
+	free(pids);
+	return pages * sysconf(_SC_PAGESIZE);
+}
+
 int zs_job_pids(const char *scontrol, const char *job, pid_t **pids, size_t *n, bool *cut,
 		char *err)
 {

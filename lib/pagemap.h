@@ -65,6 +65,10 @@ bool zs_pagemap_privileged(void);
  * exclude and its descendants (0: none). */
 int zs_descendants(pid_t root, pid_t exclude, pid_t **pids, size_t *n, char *err);
 
+/* Resident bytes of root's descendants (as zs_descendants() finds them),
+ * summed over their /proc/PID/statm; -1 on error. */
+long long zs_tree_resident(pid_t root, pid_t exclude, char *err);
+
 /* The processes of a Slurm job (or job.step) on this node, as
  * "scontrol listpids JOB" reports them; scontrol is looked up in PATH
  * unless the path is given. Reads up to ZS_LISTPIDS_MAX bytes of its

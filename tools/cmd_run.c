@@ -11,6 +11,7 @@
 #include "child.h"
 #include "conflicts.h"
 #include "metrics.h"
+#include "pagemap.h"
 #include "parse.h"
 #include "sorter.h"
 
@@ -96,50 +97,101 @@ static void wait_until(double deadline, pid_t parent, int pidfd, const sigset_t 
 /*
  * A sort orders the free lists for the next allocation, not knowing the
  * pages an allocation in flight already holds: a sort in the middle of one
- * hands the rest of it pages that share slots with the first part. So a
- * due sort waits for a quiet moment: QUIET_WINDOWS windows of QUIET_WINDOW
- * seconds in a row in none of which free memory fell by more than 1/512 of
- * the machine's memory (a job faulting in its arrays; one window alone
- * lets a sort through a short pause of the allocation). It never waits
- * longer than max(period, 10 s): a job that allocates all the time is
- * still sorted.
+ * hands the rest of it pages that share slots with the first part. Pages
+ * freed in bulk (a job exiting, a file deleted) land in front of sorted
+ * lists in no order of ours, and a sort racing them is slow and finds its
+ * blocks gone. So a due sort waits for a quiet moment: QUIET_WINDOWS
+ * windows of QUIET_WINDOW seconds in a row in none of which the node
+ * allocated or freed more than 1/512 of its memory (the kernel's pgalloc
+ * and pgfree counters: free memory itself lags behind the per-CPU lists,
+ * which newer kernels let grow to hundreds of megabytes), nor the watched
+ * step's tasks grew by more than QUIET_GROWTH bytes resident (a job
+ * faulting in its arrays, however slowly). One window alone would let a
+ * sort through a short pause. It never waits longer than max(period,
+ * 10 s): a job that allocates all the time is still sorted.
  */
 #define QUIET_WINDOW 0.5
 #define QUIET_WINDOWS 2
 #define QUIET_MIN_WAIT 10.0
+#define QUIET_GROWTH (256LL << 10)
 
-/* Free memory in bytes, and the fall that is not quiet; -1 on error. */
-static long long free_bytes(long long *quiet_fall)
+/* What a window compares: pages the node allocated and freed so far, and
+ * the step's resident bytes (-1 when not watched or unreadable). */
+struct memory_now {
+	unsigned long long allocated, freed;
+	long long resident;
+};
+
+static int vm_counters(unsigned long long *allocated, unsigned long long *freed)
 {
-	struct sysinfo si;
+	char name[64];
+	unsigned long long v;
+	FILE *f = fopen("/proc/vmstat", "re");
+	int found = 0;
 
-	if (sysinfo(&si))
+	if (!f)
 		return -1;
-	if (quiet_fall)
-		*quiet_fall = (long long)(si.totalram / 512) * si.mem_unit;
-	return (long long)si.freeram * si.mem_unit;
+	*allocated = *freed = 0;
+	while (fscanf(f, "%63s %llu", name, &v) == 2) {
+		if (!strncmp(name, "pgalloc_", 8)) {
+			*allocated += v;
+			found |= 1;
+		} else if (!strcmp(name, "pgfree")) {
+			*freed = v;
+			found |= 2;
+		}
+	}
+	fclose(f);
+	return found == 3 ? 0 : -1;
 }
 
-/* Waits until the deadline, then on while memory is being allocated (at
- * most max_wait more seconds). */
+static int memory_now(pid_t parent, struct memory_now *m, unsigned long long *quiet_pages)
+{
+	char err[ZS_ERRLEN];
+
+	if (quiet_pages) {
+		struct sysinfo si;
+
+		if (sysinfo(&si))
+			return -1;
+		*quiet_pages = (unsigned long long)si.totalram * si.mem_unit / 512 /
+			       (unsigned long long)sysconf(_SC_PAGESIZE);
+	}
+	if (vm_counters(&m->allocated, &m->freed))
+		return -1;
+	m->resident = parent > 0 ? zs_tree_resident(parent, getpid(), err) : -1;
+	return 0;
+}
+
+static bool quiet_window(const struct memory_now *a, const struct memory_now *b,
+			 unsigned long long pages)
+{
+	if (b->allocated - a->allocated > pages || b->freed - a->freed > pages)
+		return false;
+	return a->resident < 0 || b->resident < 0 || b->resident - a->resident <= QUIET_GROWTH;
+}
+
+/* Waits until the deadline, then on while memory is being allocated or
+ * freed in bulk (at most max_wait more seconds). */
 static void wait_quiet(double deadline, double max_wait, pid_t parent, int pidfd,
 			 const sigset_t *unblocked)
 {
-	long long fall = 0, before, after;
+	struct memory_now before, after;
+	unsigned long long pages = 0;
 	double give_up = deadline + max_wait;
 	int quiet = 0;
 
 	/* Sampling starts early enough for a quiet machine to sort on time. */
 	wait_until(deadline - QUIET_WINDOWS * QUIET_WINDOW, parent, pidfd, unblocked);
-	before = free_bytes(&fall);
+	if (memory_now(parent, &before, &pages))
+		return;
 	for (double t = deadline - (QUIET_WINDOWS - 1) * QUIET_WINDOW;; t += QUIET_WINDOW) {
 		wait_until(t, parent, pidfd, unblocked);
 		if (stop_requested || !parent_alive(parent, pidfd))
 			break;
-		after = free_bytes(NULL);
-		if (before < 0 || after < 0)
+		if (memory_now(parent, &after, NULL))
 			break;
-		quiet = before - after <= fall ? quiet + 1 : 0;
+		quiet = quiet_window(&before, &after, pages) ? quiet + 1 : 0;
 		if ((quiet >= QUIET_WINDOWS && t >= deadline) || zs_now() >= give_up)
 			break;
 		before = after;
@@ -250,8 +302,9 @@ int cmd_run(int argc, char **argv)
 			       "Sorts the target nodes every SECONDS (1-86400), first after one period,\n"
 			       "until SIGTERM, until process PID exits, or after N rounds. A node sorted\n"
 			       "by anyone less than max(min_period, SECONDS/2) ago is skipped. A due\n"
-			       "sort waits while free memory falls fast (an allocation in flight),\n"
-			       "at most max(SECONDS, 10) seconds.\n"
+			       "sort waits while the node allocates or frees memory fast (an\n"
+			       "allocation in flight, a job exiting) or PID's descendants grow\n"
+			       "resident, at most max(SECONDS, 10) seconds.\n"
 			       "Prints the running totals after each round:\n"
 			       "  rounds=R sorted=S recent=R busy=B failed=F seconds=T\n"
 			       "With --sample PID, also measures after each round the cache-slot\n"
