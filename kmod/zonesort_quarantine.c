@@ -131,9 +131,6 @@ static struct {
 	struct zsq_pick pick;
 	unsigned long want;
 	unsigned long taken, kept, given_back, calls, failed;
-	/* pages held before the sort beyond the limit (it was lowered):
-	 * their lists' turns repay it before the budget grows */
-	unsigned long debt;
 	s64 ns;
 } zsq_run = { .nid = -1 };
 
@@ -387,7 +384,6 @@ void zsq_sort_begin(int nid, const struct zsp_geom *g)
 	unsigned int permille = READ_ONCE(zsq_permille);
 	pg_data_t *pgdat = NODE_DATA(nid);
 	struct zsq_node *qn = &zsq_nodes[nid];
-	unsigned long held;
 	int zi;
 
 	qn->limit = cache_pages / 1000 * permille + cache_pages % 1000 * permille / 1000;
@@ -402,14 +398,19 @@ void zsq_sort_begin(int nid, const struct zsp_geom *g)
 		zsq_release(nid, ULONG_MAX, 0, ULONG_MAX);
 		return;
 	}
-	/* What is held waits for its list's turn (zsq_filter); until then
-	 * it counts against the limit. */
+	/*
+	 * What is held waits for its list's turn (zsq_filter), and is charged
+	 * to the budget only when the pick keeps it there. Charged from the
+	 * start, blocks held in larger lists would starve the small lists
+	 * handed out first, where colliding blocks matter most, and then be
+	 * given back anyway. So during a sort the node may hold up to twice
+	 * its limit (each take leaves the watermark margin free); after it,
+	 * at most the limit, a lowered one too.
+	 */
 	spin_lock(&qn->lock);
 	list_splice_tail_init(&qn->blocks, &qn->old);
-	held = qn->pages;
 	spin_unlock(&qn->lock);
-	zsq_run.debt = held > qn->limit ? held - qn->limit : 0;
-	zsq_pick_init(&zsq_run.pick, g, zsq_run.want, qn->limit > held ? qn->limit - held : 0);
+	zsq_pick_init(&zsq_run.pick, g, zsq_run.want, qn->limit);
 	for (zi = 0; zi < MAX_NR_ZONES; zi++)
 		if (populated_zone(&pgdat->node_zones[zi]))
 			zsq_drain(&pgdat->node_zones[zi]);
@@ -417,15 +418,14 @@ void zsq_sort_begin(int nid, const struct zsp_geom *g)
 
 /* Takes the held blocks of this zone and order off the node's list of
  * those held before the sort, onto mine, their pfns to pfns[0, max);
- * returns how many, their pages in *pages. */
+ * returns how many. */
 static size_t zsq_pull(struct zone *zone, unsigned int order, struct list_head *mine, u64 *pfns,
-		       size_t max, unsigned long *pages)
+		       size_t max)
 {
 	struct zsq_node *qn = &zsq_nodes[zsq_run.nid];
 	struct page *page, *next;
 	size_t n = 0;
 
-	*pages = 0;
 	spin_lock(&qn->lock);
 	list_for_each_entry_safe(page, next, &qn->old, lru) {
 		if (n == max)
@@ -434,7 +434,6 @@ static size_t zsq_pull(struct zone *zone, unsigned int order, struct list_head *
 			continue;
 		list_move_tail(&page->lru, mine);
 		pfns[n++] = page_to_pfn(page);
-		*pages += 1UL << order;
 	}
 	spin_unlock(&qn->lock);
 	return n;
@@ -457,14 +456,14 @@ size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u64 
 {
 	ktime_t t0 = ktime_get();
 	struct zsq_held_split split;
-	unsigned long held_pages, size = 1UL << order;
+	unsigned long size = 1UL << order;
 	size_t nheld, kept, i;
 	bool took;
 	LIST_HEAD(mine);
 
 	if (mt != MIGRATE_MOVABLE)
 		return n;
-	nheld = zsq_pull(zone, order, &mine, blocks + n, cap - n, &held_pages);
+	nheld = zsq_pull(zone, order, &mine, blocks + n, cap - n);
 	if (zone != zsq_run.zone) {
 		/* The per-CPU pages the sort counted come first. */
 		u64 before = 0, s;
@@ -482,14 +481,6 @@ size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u64 
 		zsq_pick_zone(&zsq_run.pick, 0);
 	}
 	if (zsq_run.on) {
-		/* The pulled blocks are picked afresh: their pages join the
-		 * budget, less what the node holds beyond its limit. */
-		if (zsq_run.debt >= held_pages) {
-			zsq_run.debt -= held_pages;
-		} else {
-			zsq_run.pick.budget += held_pages - zsq_run.debt;
-			zsq_run.debt = 0;
-		}
 		kept = zsq_pick_list(&zsq_run.pick, load, blocks, n + nheld, nheld, order, tmp,
 				     &split);
 	} else {

@@ -52,6 +52,9 @@ GN_WORK=/tmp/node
 mkdir -p "$GN_WORK/age"
 chmod 755 "$GN_WORK"
 : "${ZS_HALF:=$((ZS_CACHE_BYTES / 2))}"
+# Where the sorter stamps its sorts: the plugin's statedir= or its default.
+GN_STATEDIR=$(tr ' ' '\n' <<< "${ZS_PLUGSTACK:-}" | sed -n 's/^statedir=//p' | tail -1)
+: "${GN_STATEDIR:=/run/zonesort}"
 
 # What a site with a small memory-side cache sets (README, "The kernel
 # module"): per-CPU page lists are handed out before any sorted free list.
@@ -208,18 +211,29 @@ _gn_sorts() { sed -n 's/^sorts=//p' /sys/kernel/zone_sort_free_pages/stats 2>/de
 
 _gn_sorted_since() { [ "$(_gn_sorts)" != "$1" ]; }
 
-# gn_long_round K: waits for the next sort of the node (the periodic
-# helper's, at most a period away), then lets the long job allocate and
-# measure; prints "ZSTEST long_K=ok reader=F tool=F ..." and frees again
+# _gn_sort_began: when the node's last finished sort began, in ns of
+# CLOCK_BOOTTIME (the sorter's stamp, written when a sort ends), or 0.
+_gn_sort_began() {
+	local v
+	v=$(awk '$1 == "boot" { print $3 }' "$GN_STATEDIR/node0.last" 2> /dev/null)
+	echo "${v:-0}"
+}
+_gn_sorted_after() { [ "$(_gn_sort_began)" -gt "$1" ]; }
+# _gn_uptime_ns: now in ns of CLOCK_BOOTTIME (/proc/uptime's clock).
+_gn_uptime_ns() { awk '{ printf "%.0f\n", $1 * 1e9 }' /proc/uptime; }
+
+# gn_long_round K: waits for the next sort of the node that began after
+# this call (the periodic helper's, at most a period away: a sort that
+# began before, while the aging job exited, ordered lists its frees then
+# overran), then lets the long job allocate and measure; prints "ZSTEST long_K=ok reader=F tool=F ..." and frees again
 # (sorts_during: sorts the module counted while the job allocated;
 # free_at_go: the node's free pages when it was told to go;
 # freed_during, reclaimed_during, compacted_during, released_during:
 # pages the node freed, reclaim took, compaction isolated and the
 # quarantine gave back from then until its result).
 gn_long_round() {
-	local k=$1 before job z at_go
-	before=$(_gn_sorts)
-	wait_for $((3 * GN_LONG_PERIOD + 30)) _gn_sorted_since "$before" || M "long_${k}_sort=none"
+	local k=$1 job z at_go
+	wait_for $((3 * GN_LONG_PERIOD + 30)) _gn_sorted_after "$(_gn_uptime_ns)" || M "long_${k}_sort=none"
 	at_go=$(_gn_sorts)
 	local -a vm0 vm1
 	read -ra vm0 <<< "$(_gn_vm)"
