@@ -49,7 +49,7 @@ for c in $(seq 0 "$ZS_CYCLES"); do
 	rc=$?
 	echo "$m"
 	[ $rc -eq 0 ] || { M "step_measure_$c=$rc"; failed=1; break; }
-	line=$(grep '^ZSTEST \(job\|long\)_' <<< "$m" | head -1)
+	line=$(grep '^ZSTEST \(job\|long\)_[^ ]*=ok ' <<< "$m" | head -1)
 	printf 'ZSDECAY {"mode":"%s","cycle":%d,"t":%d,"fraction":%s,"fraction_all":%s,"pages_all":%s,"tool":%s,"tool_pages":%s,"random":%s,"module_estimate":%s,"module_floor":%s,"sorts_during":%s,"free_at_go":%s,"freed_during":%s,"reclaimed_during":%s,"compacted_during":%s,"released_during":%s,"sort_ms":%s}\n' \
 		"$ZS_MODE" "$c" $((SECONDS - start)) "$(_num "$(_field "$line" reader)")" \
 		"$(_num "$(_field "$line" reader_all)")" "$(_num "$(_field "$line" reader_all_pages)")" \

@@ -52,7 +52,8 @@ GN_WORK=/tmp/node
 mkdir -p "$GN_WORK/age"
 chmod 755 "$GN_WORK"
 : "${ZS_HALF:=$((ZS_CACHE_BYTES / 2))}"
-# Where the sorter stamps its sorts: the plugin's statedir= or its default.
+# Where the sorter stamps its sorts: the plugin's statedir= or its default
+# (under the Slurm node's /run).
 GN_STATEDIR=$(tr ' ' '\n' <<< "${ZS_PLUGSTACK:-}" | sed -n 's/^statedir=//p' | tail -1)
 : "${GN_STATEDIR:=/run/zonesort}"
 
@@ -212,10 +213,12 @@ _gn_sorts() { sed -n 's/^sorts=//p' /sys/kernel/zone_sort_free_pages/stats 2>/de
 _gn_sorted_since() { [ "$(_gn_sorts)" != "$1" ]; }
 
 # _gn_sort_began: when the node's last finished sort began, in ns of
-# CLOCK_BOOTTIME (the sorter's stamp, written when a sort ends), or 0.
+# CLOCK_BOOTTIME (the sorter's stamp, written when a sort ends, in the
+# Slurm node's own /run), or 0.
 _gn_sort_began() {
 	local v
-	v=$(awk '$1 == "boot" { print $3 }' "$GN_STATEDIR/node0.last" 2> /dev/null)
+	v=$(cluster_on_node "$ZS_NODE" cat "$GN_STATEDIR/node0.last" 2> /dev/null |
+		awk '$1 == "boot" { print $3 }')
 	echo "${v:-0}"
 }
 _gn_sorted_after() { [ "$(_gn_sort_began)" -gt "$1" ]; }
