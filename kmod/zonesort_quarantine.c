@@ -33,7 +33,8 @@
  *     an allocation running meanwhile took them),
  *   - under memory pressure: a shrinker; they cost nothing to recreate,
  *   - when the memory holding them goes offline,
- *   - on "release" written to /sys/kernel/zone_sort_free_pages/quarantine
+ *   - on "release" (or "release N", node N only) written to
+ *     /sys/kernel/zone_sort_free_pages/quarantine
  *     ("off" there or quarantine=N stops taking from the next sort on),
  *   - when the module unloads.
  * Bounds: per node at most quarantine_permille per mille of the cache's
@@ -619,7 +620,7 @@ static struct notifier_block zsq_memory_nb = {
 /* ------------------------------------------------------------------------
  * /sys/kernel/zone_sort_free_pages/quarantine: read the figures; write
  * "on" or "off" (the quarantine parameter: from the next sort on) or
- * "release" (give everything back now).
+ * "release" (give everything back now) or "release N" (node N's only).
  */
 static ssize_t quarantine_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {
@@ -641,6 +642,7 @@ static ssize_t quarantine_show(struct kobject *k, struct kobj_attribute *a, char
 			 "last_given_back_pages=%lu\n"
 			 "last_take_calls=%lu\n"
 			 "last_take_failed=%lu\n"
+			 "last_short_pages=%llu\n"
 			 "last_take_ns=%lld\n",
 			 READ_ONCE(zsq_enabled), READ_ONCE(zsq_permille),
 			 atomic64_read(&zsq_stats.taken), atomic64_read(&zsq_stats.released),
@@ -649,7 +651,8 @@ static ssize_t quarantine_show(struct kobject *k, struct kobj_attribute *a, char
 			 READ_ONCE(zsq_run.nid),
 			 READ_ONCE(zsq_run.taken), READ_ONCE(zsq_run.kept),
 			 READ_ONCE(zsq_run.given_back), READ_ONCE(zsq_run.calls),
-			 READ_ONCE(zsq_run.failed), READ_ONCE(zsq_run.ns));
+			 READ_ONCE(zsq_run.failed),
+			 (unsigned long long)READ_ONCE(zsq_run.pick.short_pages), READ_ONCE(zsq_run.ns));
 	for_each_node_state(nid, N_MEMORY)
 		len += sysfs_emit_at(buf, len, "node=%d held_pages=%lu held_blocks=%lu limit_pages=%lu\n",
 				     nid, READ_ONCE(zsq_nodes[nid].pages),
@@ -666,8 +669,16 @@ static ssize_t quarantine_store(struct kobject *k, struct kobj_attribute *a, con
 		WRITE_ONCE(zsq_enabled, false);
 	else if (sysfs_streq(buf, "release"))
 		zsq_release_all();
-	else
+	else if (!strncmp(buf, "release ", 8)) {
+		int nid;
+
+		if (kstrtoint(buf + 8, 10, &nid) || nid < 0 || nid >= nr_node_ids ||
+		    !node_online(nid))
+			return -EINVAL;
+		zsq_release(nid, ULONG_MAX, 0, ULONG_MAX);
+	} else {
 		return -EINVAL;
+	}
 	return len;
 }
 

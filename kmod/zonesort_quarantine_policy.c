@@ -13,6 +13,7 @@ void zsq_pick_init(struct zsq_pick *q, const struct zsp_geom *g, uint64_t want, 
 	q->budget = budget;
 	q->before = 0;
 	q->taken = 0;
+	q->short_pages = 0;
 	q->done = false;
 }
 
@@ -90,6 +91,7 @@ size_t zsq_pick_list(struct zsq_pick *q, uint32_t *load, uint64_t *blocks, size_
 		ntake = q->budget / bsize;
 		if (ntake > nt)
 			ntake = nt;
+		q->short_pages += (uint64_t)(nt - ntake) * bsize;
 	}
 	/* Held blocks are taken first: what is held stays held. tmp holds
 	 * the free ones in [0, nt - nth), the held ones after. */

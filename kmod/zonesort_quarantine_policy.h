@@ -38,6 +38,7 @@ struct zsq_pick {
 	uint64_t budget;	/* pages that may still be taken */
 	uint64_t before;	/* pages handed out before the next list (this zone) */
 	uint64_t taken;		/* pages picked for taking, all zones */
+	uint64_t short_pages;	/* colliding pages left in the lists for lack of budget */
 	bool done;		/* the allocation ends in a list already seen */
 };
 

@@ -20,6 +20,7 @@ void zs_policy_defaults(struct zs_policy *p)
 	p->min_period = 10;
 	p->sorter = ZS_SORTER_AUTO;
 	p->quarantine = true;
+	p->compact_full = true;
 	strcpy(p->modprobe, "no");
 	strcpy(p->nodes, "auto");
 	strcpy(p->sysfs, "/sys/kernel/zone_sort_free_pages");
@@ -146,8 +147,10 @@ int zs_policy_set(struct zs_policy *p, const char *word, char *err)
 			p->report_days = (unsigned)n;
 	} else if (!strcmp(key, "quarantine")) {
 		rc = zs_parse_bool(what, v, &p->quarantine, err);
+	} else if (!strcmp(key, "compact_full")) {
+		rc = zs_parse_bool(what, v, &p->compact_full, err);
 	} else {
-		rc = zs_fail(err, "unknown argument '%s'; known keys: default, allow_off, min_period, sorter, modprobe, drop_caches, nodes, sysfs, node_sysfs, statedir, helper, cache_size, ways, sample_conflicts, prometheus_dir, report_days, quarantine",
+		rc = zs_fail(err, "unknown argument '%s'; known keys: default, allow_off, min_period, sorter, modprobe, drop_caches, nodes, sysfs, node_sysfs, statedir, helper, cache_size, ways, sample_conflicts, prometheus_dir, report_days, quarantine, compact_full",
 			     word);
 	}
 	free(key);

@@ -49,6 +49,7 @@ struct zs_policy {
 	char prometheus_dir[PATH_MAX];	/* prometheus_dir=<textfile dir>, "" = none (metrics.h) */
 	unsigned report_days;		/* report_days=<days> users' job reports are kept, 0 = none (report.h) */
 	bool quarantine;		/* quarantine=yes|no: the kernel module takes colliding free blocks */
+	bool compact_full;		/* compact_full=yes|no: a full quarantine is given back and the node compacted (sorter.c) */
 };
 
 void zs_policy_defaults(struct zs_policy *p);

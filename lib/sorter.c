@@ -307,22 +307,23 @@ long long zs_boottime_ns(void)
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static void stamp_name(int node, char *buf, size_t len)
+/* Stamps: "last" when the node's last sort began, "compacted" when a full
+ * quarantine last had it compacted. */
+static void stamp_name(int node, const char *what, char *buf, size_t len)
 {
-	snprintf(buf, len, "node%d.last", node);
+	snprintf(buf, len, "node%d.%s", node, what);
 }
 
-/* When the node's last sort began, from its stamp "boot <id> <ns>", in
- * CLOCK_BOOTTIME nanoseconds; -1 when there is none to trust: missing,
- * garbled, from another boot (a state directory on disk) or from the
- * future (it would hold sorting off for as long). */
-static long long last_sorted_ns(struct zs_sorter *s, int node)
+/* A stamp "boot <id> <ns>" in CLOCK_BOOTTIME nanoseconds; -1 when there is
+ * none to trust: missing, garbled, from another boot (a state directory on
+ * disk) or from the future (it would hold sorting off for as long). */
+static long long stamp_read(struct zs_sorter *s, int node, const char *what)
 {
 	char name[32], text[160], boot[64], want[64];
 	long long v;
 	int end = 0;
 
-	stamp_name(node, name, sizeof(name));
+	stamp_name(node, what, name, sizeof(name));
 	if (state_dir(s, NULL) < 0 || zs_textfile_read(s->statefd, name, text, sizeof(text)) < 0 ||
 	    zs_boot_id(want, sizeof(want)))
 		return -1;
@@ -332,15 +333,125 @@ static long long last_sorted_ns(struct zs_sorter *s, int node)
 	return v;
 }
 
-static void stamp(struct zs_sorter *s, int node, long long started_ns)
+static void stamp(struct zs_sorter *s, int node, const char *what, long long started_ns)
 {
 	char name[32], text[160], boot[64];
 
-	stamp_name(node, name, sizeof(name));
+	stamp_name(node, what, name, sizeof(name));
 	if (zs_boot_id(boot, sizeof(boot)))
 		return;
 	snprintf(text, sizeof(text), "boot %s %lld\n", boot, started_ns);
 	zs_textfile_replace(s->statefd, name, text, strlen(text), 0644, (uid_t)-1, NULL);
+}
+
+/*
+ * The quarantine holds what a sort cannot keep from colliding, up to its
+ * limit. On a node that ages, the small free blocks handed out first grow
+ * in number (long-lived pages scattered over memory, and held blocks
+ * keeping their free buddies from merging) until the limit no longer
+ * covers their collisions: the quarantine stays full and each sort leaves
+ * more colliding. Only rearranging memory helps then: give the node's held
+ * blocks back (they merge with their buddies), compact the node (movable
+ * pages move together, free memory joins into large blocks) and sort
+ * again. Compaction migrates running jobs' pages, so a node is compacted
+ * so at most once per COMPACT_MIN_INTERVAL seconds, and only with
+ * compact_full=yes.
+ */
+#define FULL_CONFLICT_PPM 20000		/* the module's estimate after its sort */
+#define FULL_SLACK 64			/* a module without last_short_pages: "full"
+					 * is held within 1/64 of the limit */
+#define COMPACT_MIN_INTERVAL 300
+
+/* Reads a small sysfs attribute whole; -1 when it cannot. */
+static int read_attr(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* True when the module's last sort was of this node, left more than
+ * FULL_CONFLICT_PPM colliding by its own estimate, and the node's
+ * quarantine had no room for colliding blocks it found (last_short_pages;
+ * a module without that figure: held within 1/FULL_SLACK of the limit).
+ * *ppm is the estimate. */
+static bool quarantine_full(const struct zs_sorter *s, int node, long *ppm)
+{
+	char path[PATH_MAX + 32], text[8192], *save = NULL;
+	long last_node = -1, held = -1, limit = -1, short_pages = -1;
+
+	*ppm = -1;
+	snprintf(path, sizeof(path), "%s/stats", s->policy.sysfs);
+	if (read_attr(path, text, sizeof(text)))
+		return false;
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		sscanf(l, "last_conflict_ppm_after=%ld", ppm);
+	snprintf(path, sizeof(path), "%s/quarantine", s->policy.sysfs);
+	if (read_attr(path, text, sizeof(text)))
+		return false;
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		int n;
+		long h, lim;
+
+		if (sscanf(l, "last_node=%ld", &last_node) == 1 ||
+		    sscanf(l, "last_short_pages=%ld", &short_pages) == 1)
+			continue;
+		if (sscanf(l, "node=%d held_pages=%ld held_blocks=%*d limit_pages=%ld", &n, &h,
+			   &lim) == 3 && n == node) {
+			held = h;
+			limit = lim;
+		}
+	}
+	if (last_node != node || *ppm <= FULL_CONFLICT_PPM)
+		return false;
+	if (short_pages >= 0)
+		return short_pages > 0;
+	return limit > 0 && held >= limit - limit / FULL_SLACK;
+}
+
+/* After a sort of r->node: a full quarantine that left the sort colliding
+ * is given back, the node compacted and sorted again (r says how). */
+static void refresh_full(struct zs_sorter *s, struct zs_node_result *r)
+{
+	char path[PATH_MAX + 32], text[32];
+	long long now = zs_boottime_ns(), last;
+	long ppm;
+	int e;
+
+	if (!s->policy.quarantine || !s->policy.compact_full || !quarantine_full(s, r->node, &ppm))
+		return;
+	last = stamp_read(s, r->node, "compacted");
+	if (last >= 0 && now - last < COMPACT_MIN_INTERVAL * 1000000000LL)
+		return;
+	/* Stamped first: a compaction that fails is not retried at once. */
+	stamp(s, r->node, "compacted", now);
+	snprintf(path, sizeof(path), "%s/quarantine", s->policy.sysfs);
+	snprintf(text, sizeof(text), "release %d\n", r->node);
+	/* A module without per-node release gives back every node's. */
+	if (write_attr(path, text, &e) && (e != EINVAL || write_attr(path, "release\n", &e))) {
+		snprintf(r->msg, sizeof(r->msg), "quarantine full, %.1f%% colliding: %s: release: %s",
+			 (double)ppm / 1e4, path, strerror(e));
+		return;
+	}
+	compact_path(s, r->node, path, sizeof(path));
+	if (write_attr(path, "1\n", &e)) {
+		snprintf(r->msg, sizeof(r->msg), "quarantine full, %.1f%% colliding: %s: %s",
+			 (double)ppm / 1e4, path, strerror(e));
+		return;
+	}
+	sort_kernel(s, r);
+	if (r->outcome == ZS_SORTED)
+		snprintf(r->msg, sizeof(r->msg),
+			 "quarantine full, %.1f%% colliding: given back, node compacted, sorted again",
+			 (double)ppm / 1e4);
 }
 
 /* Nodes are sorted one writer at a time per machine. A held lock means a
@@ -420,7 +531,7 @@ int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *
 		if (locked) {
 			r.outcome = locked > 0 ? ZS_BUSY : ZS_FAILED;
 			snprintf(r.msg, sizeof(r.msg), "%s", msg);
-		} else if ((last = last_sorted_ns(s, n)) >= 0 &&
+		} else if ((last = stamp_read(s, n, "last")) >= 0 &&
 			   zs_boottime_ns() - last < (long long)min_interval * 1000000000LL) {
 			r.outcome = ZS_RECENT;
 			snprintf(r.msg, sizeof(r.msg), "sorted %.1f s ago, less than %u s",
@@ -433,15 +544,17 @@ int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *
 				drop_caches(s, report, ctx);
 				dropped = true;
 			}
-			if (s->backend == ZS_SORTER_KERNEL)
+			if (s->backend == ZS_SORTER_KERNEL) {
 				sort_kernel(s, &r);
-			else
+				if (r.outcome == ZS_SORTED)
+					refresh_full(s, &r);
+			} else
 				sort_compact(s, &r);
 			r.seconds = zs_now() - t0;
 			if (r.outcome == ZS_SORTED) {
 				/* The start counts: min_period is the least time
 				 * between the beginnings of two sorts. */
-				stamp(s, n, started);
+				stamp(s, n, "last", started);
 				s->last_start_ns = started;
 			}
 		}

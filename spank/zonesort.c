@@ -172,7 +172,7 @@ static void note_node(void *ctx, const struct zs_node_result *r)
 	(void)ctx;
 	if (r->outcome == ZS_NOSORTER)
 		snprintf(step.unavailable, sizeof(step.unavailable), "%s", r->msg);
-	else if (r->outcome == ZS_FAILED || r->outcome == ZS_BUSY)
+	else if (r->outcome == ZS_FAILED || r->outcome == ZS_BUSY || r->msg[0])
 		slurm_info("zonesort: job %u: node %d %s: %s", step.job, r->node,
 			   zs_outcome_name(r->outcome), r->msg);
 }

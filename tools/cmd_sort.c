@@ -16,7 +16,8 @@ static void print_node(void *ctx, const struct zs_node_result *r)
 	if (r->node < 0)
 		printf("zonesort: %s: %s\n", zs_outcome_name(r->outcome), r->msg);
 	else if (r->outcome == ZS_SORTED)
-		printf("zonesort: node %d: sorted in %.3f s (%s)\n", r->node, r->seconds, backend);
+		printf("zonesort: node %d: sorted in %.3f s (%s)%s%s\n", r->node, r->seconds, backend,
+		       r->msg[0] ? ": " : "", r->msg);
 	else
 		printf("zonesort: node %d: %s: %s\n", r->node, zs_outcome_name(r->outcome), r->msg);
 }

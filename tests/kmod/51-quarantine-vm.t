@@ -66,6 +66,20 @@ remedy_test() {
 	# Bounds and switches.
 	cmp_ok "$(g small_held_pages)" -le $SMALL_LIMIT "$series: with quarantine_permille=10 it holds at most $SMALL_LIMIT pages ($(g small_held_pages))"
 	is "$(g small_limit_pages)" $SMALL_LIMIT "$series: ... and says so"
+	diag "$series full quarantine: compact_full=no: $(g full_off_held) of $(g full_off_limit) held, $(g full_off_short) colliding pages left for lack of room, estimate $(g full_off_est) ppm; default: $(g full_on_held) held, $(g full_on_est) ppm after"
+	# Full: no room left for one more block of up to 8 pages.
+	num_ok "$series: quarantine_permille=1 on the aged node: full, the sort leaves over 2% ($(g full_off_held) of $(g full_off_limit) pages held, $(g full_off_est) ppm)" \
+		"$(g full_off_held) + 8 > $(g full_off_limit) && $(g full_off_est) > 20000"
+	is "$(g full_off_scanned)" 0 "$series: ... zonesort sort compact_full=no compacts nothing"
+	unlike "$(km_lines "$log" full_off)" "compacted" "$series: ... and says nothing of it"
+	cmp_ok "$(g full_on_scanned)" -gt 0 "$series: by default it compacts the node ($(g full_on_scanned) pages scanned for migration)"
+	like "$(km_lines "$log" full_on)" "node 0: sorted in .*: quarantine full, [0-9.]+% colliding: given back, node compacted, sorted again" \
+		"$series: ... and says so"
+	is "$(g full_again_scanned)" 0 "$series: ... and not again right after"
+	unlike "$(km_lines "$log" full_again)" "compacted" "$series: ... which says nothing of it"
+	is "$(g full_bad_rc)" 2 "$series: zonesort sort compact_full=maybe is a usage error"
+	cmp_ok "$(g node_release_before)" -gt 0 "$series: 'release 0' with $(g node_release_before) pages held ..."
+	is "$(g node_release_after)" 0 "$series: ... gives node 0's back"
 	cmp_ok "$(g resort_pgfree)" -lt "$(g resort_held_before)" \
 		"$series: a second sort right after keeps what still collides: the node freed $(g resort_pgfree) pages during it, $(g resort_held_before) were held"
 	cmp_ok "$(g resort_held_after)" -ge $(($(g resort_held_before) / 2)) \
@@ -74,7 +88,7 @@ remedy_test() {
 	v=$(tr -d '\r' < "$log" | grep '^ZSTEST_VAL ')
 	bad=$(printf '%s\n' "$v" | grep -v " EINVAL$")
 	is "$bad" "" "$series: quarantine_permille -1, 501, abc, 1000 and 'nonsense' written to quarantine are refused with EINVAL"
-	cmp_ok "$(printf '%s\n' "$v" | grep -c EINVAL)" -eq 5 "$series: ... (5 values tried)"
+	cmp_ok "$(printf '%s\n' "$v" | grep -c EINVAL)" -eq 7 "$series: ... (7 values tried, 'release 4096' and 'release x' among them)"
 	is "$(g permille_after_bad)" 125 "$series: ... and change nothing"
 	is "$(g lib_off_enabled) $(g lib_off_held)" "0 0" "$series: zonesort sort quarantine=no switches it off and the sort holds nothing"
 	is "$(g lib_on_enabled)" 1 "$series: zonesort sort switches it back on"

@@ -59,6 +59,11 @@ meas() {
 huge() { tr ' ' '\n' < /tmp/meas | sed -n 's/^huge=//p'; }
 # The module's estimate for the allocation after its last sort, ppm.
 est() { grep '^last_conflict_ppm_after=' $Z/stats | cut -d= -f2; }
+# Pages compaction scanned for migration, kcompactd's excluded.
+compact_scanned() {
+	awk '$1 == "compact_migrate_scanned" { m = $2 } $1 == "compact_daemon_migrate_scanned" { d = $2 }
+		END { print m - d }' /proc/vmstat
+}
 # Pages in the per-CPU lists now.
 pcp_pages() { awk '$1 == "count:" { s += $2 } END { print s + 0 }' /proc/zoneinfo; }
 
@@ -159,11 +164,40 @@ if [ "$CHECKS" = 1 ]; then
 	age
 	put $P/quarantine Y
 
+	# A full quarantine (1 per mille) that leaves the sort colliding: with
+	# compact_full=no the library sorts and nothing more; by default it
+	# gives node 0's blocks back, compacts the node and sorts again, and
+	# not again within 300 s. Compactions seen in the kernel's counters
+	# (pages scanned for migration, kcompactd's own excluded).
+	put $P/quarantine_permille 1
+	for step in off on again; do
+		c0=$(compact_scanned)
+		case $step in
+		off) zonesort sort compact_full=no > /tmp/zs 2>&1 ;;
+		*) zonesort sort > /tmp/zs 2>&1 ;;
+		esac || fail "zonesort sort ($step): $(cat /tmp/zs)"
+		M full_${step}_scanned=$(($(compact_scanned) - c0)) full_${step}_est=$(est) \
+			full_${step}_held=$(qget held_pages) full_${step}_limit=$(qget limit_pages) \
+			full_${step}_short=$(qget last_short_pages)
+		echo "ZSTEST_BEGIN full_$step"
+		cat /tmp/zs
+		echo "ZSTEST_DONE full_$step"
+	done
+	zonesort sort compact_full=maybe > /tmp/zs 2>&1
+	M full_bad_rc=$?
+	put $P/quarantine_permille 125
+	# The compaction undid the aging: a fresh aged state for the rest.
+	kill "$holder" || fail "kill holder $holder"
+	wait "$holder"
+	age
+
 	# Bad limits are refused and change nothing.
 	for v in -1 501 abc 1000; do
 		echo "ZSTEST_VAL quarantine_permille '$v' $(zstest write $P/quarantine_permille "$v")"
 	done
 	echo "ZSTEST_VAL quarantine 'nonsense' $(zstest write $Q nonsense)"
+	echo "ZSTEST_VAL quarantine 'release 4096' $(zstest write $Q 'release 4096')"
+	echo "ZSTEST_VAL quarantine 'release x' $(zstest write $Q 'release x')"
 	M permille_after_bad=$(cat $P/quarantine_permille)
 
 	# The sorter library switches the quarantine as the site says
@@ -182,7 +216,12 @@ if [ "$CHECKS" = 1 ]; then
 	put $P/quarantine_permille 10
 	put $Z/nodeid 0
 	M small_limit_pages=$(qget limit_pages) small_held_pages=$(qget held_pages)
-	put $P/quarantine_permille 125
+
+	# Given back per node.
+	put $Z/nodeid 0
+	h=$(qget held_pages)
+	put $Q "release 0"
+	M node_release_before=$h node_release_after=$(qget held_pages)
 
 	# Held; a second sort right after keeps what still collides: the
 	# node's page frees during it (/proc/vmstat pgfree) stay below what

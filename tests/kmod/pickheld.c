@@ -44,7 +44,7 @@ static void show(const char *name, const uint64_t *v, size_t n)
 static void pick_case(const char *name, const uint64_t *in, size_t n, size_t nheld,
 		      uint64_t budget, uint64_t want_pages, const uint64_t *want_blocks,
 		      size_t want_kept, size_t want_held_kept, size_t want_held_taken,
-		      uint64_t want_budget_left)
+		      uint64_t want_budget_left, uint64_t want_short)
 {
 	struct zsp_geom g;
 	struct zsq_pick q;
@@ -68,9 +68,11 @@ static void pick_case(const char *name, const uint64_t *in, size_t n, size_t nhe
 	check(kept == want_kept && held.kept == want_held_kept && held.taken == want_held_taken, what);
 	snprintf(what, sizeof(what), "%s: blocks in the order kept, then taken", name);
 	check(same(blocks, want_blocks, n), what);
-	snprintf(what, sizeof(what), "%s: budget left %" PRIu64 ", load as it was", name,
-		 want_budget_left);
-	check(q.budget == want_budget_left && !memcmp(load, zero, sizeof(load)), what);
+	snprintf(what, sizeof(what),
+		 "%s: budget left %" PRIu64 ", %" PRIu64 " colliding pages left for lack of it, load as it was",
+		 name, want_budget_left, want_short);
+	check(q.budget == want_budget_left && q.short_pages == want_short &&
+	      !memcmp(load, zero, sizeof(load)), what);
 }
 
 int main(void)
@@ -91,16 +93,16 @@ int main(void)
 	static const uint64_t pair_out[] = { 1, 24, 32 };
 
 	printf("1..%d\n", 6 * 3);
-	pick_case("budget for both colliding blocks", in, 5, 2, 10, 1000, all_taken, 3, 1, 1, 8);
+	pick_case("budget for both colliding blocks", in, 5, 2, 10, 1000, all_taken, 3, 1, 1, 8, 0);
 	pick_case("budget for one: the held one stays held, the free one stays in the list", in, 5,
-		  2, 1, 1000, one_taken, 4, 1, 1, 0);
+		  2, 1, 1000, one_taken, 4, 1, 1, 0, 1);
 	pick_case("no budget: both held blocks given back", in, 5, 2, 0, 1000, none_taken, 5, 2, 0,
-		  0);
-	pick_case("no held blocks", plain_in, 4, 0, 10, 1000, plain_out, 2, 0, 0, 8);
+		  0, 2);
+	pick_case("no held blocks", plain_in, 4, 0, 10, 1000, plain_out, 2, 0, 0, 8, 0);
 	pick_case("held blocks colliding with each other", pair_in, 3, 2, 10, 1000, pair_out, 2, 1,
-		  1, 9);
+		  1, 9, 0);
 	/* The allocation (2 pages) ends in this list: nothing is taken,
-	 * every held block is given back. */
-	pick_case("the allocation ends in this list", in, 5, 2, 10, 2, none_taken, 5, 2, 0, 10);
+	 * every held block is given back, and nothing is short. */
+	pick_case("the allocation ends in this list", in, 5, 2, 10, 2, none_taken, 5, 2, 0, 10, 0);
 	return failures ? 1 : 0;
 }

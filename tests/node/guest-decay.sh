@@ -50,7 +50,7 @@ for c in $(seq 0 "$ZS_CYCLES"); do
 	echo "$m"
 	[ $rc -eq 0 ] || { M "step_measure_$c=$rc"; failed=1; break; }
 	line=$(grep '^ZSTEST \(job\|long\)_[^ ]*=ok ' <<< "$m" | head -1)
-	printf 'ZSDECAY {"mode":"%s","cycle":%d,"t":%d,"fraction":%s,"fraction_all":%s,"pages_all":%s,"tool":%s,"tool_pages":%s,"random":%s,"module_estimate":%s,"module_floor":%s,"sorts_during":%s,"free_at_go":%s,"freed_during":%s,"reclaimed_during":%s,"compacted_during":%s,"released_during":%s,"sort_ms":%s}\n' \
+	printf 'ZSDECAY {"mode":"%s","cycle":%d,"t":%d,"fraction":%s,"fraction_all":%s,"pages_all":%s,"tool":%s,"tool_pages":%s,"random":%s,"module_estimate":%s,"module_floor":%s,"sorts_during":%s,"free_at_go":%s,"freed_during":%s,"reclaimed_during":%s,"compacted_during":%s,"released_during":%s,"sort_ms":%s,"compact_scanned":%s}\n' \
 		"$ZS_MODE" "$c" $((SECONDS - start)) "$(_num "$(_field "$line" reader)")" \
 		"$(_num "$(_field "$line" reader_all)")" "$(_num "$(_field "$line" reader_all_pages)")" \
 		"$(_num "$(_field "$line" tool)")" "$(_num "$(_field "$line" tool_pages)")" \
@@ -59,7 +59,7 @@ for c in $(seq 0 "$ZS_CYCLES"); do
 		"$(_num "$(_field "$line" sorts_during)")" "$(_num "$(_field "$line" free_at_go)")" \
 		"$(_num "$(_field "$line" freed_during)")" "$(_num "$(_field "$line" reclaimed_during)")" \
 		"$(_num "$(_field "$line" compacted_during)")" "$(_num "$(_field "$line" released_during)")" \
-		"$(_num "$(_field "$line" module_sort_ms)")"
+		"$(_num "$(_field "$line" module_sort_ms)")" "$(_num "$(_field "$line" compact_scanned)")"
 	[ $((SECONDS - start)) -ge "$ZS_WALL_S" ] && break
 done
 M cycles_done=$c wall_s=$((SECONDS - start))

@@ -207,6 +207,13 @@ _gn_vm() {
 		$(ls /sys/kernel/zone_sort_free_pages/quarantine 2> /dev/null)
 }
 
+# _gn_compact_scanned: pages compaction scanned for migration so far,
+# kcompactd's own excluded (a sorter compacting a full quarantine's node).
+_gn_compact_scanned() {
+	awk '$1 == "compact_migrate_scanned" { m = $2 } $1 == "compact_daemon_migrate_scanned" { d = $2 }
+		END { print m - d }' /proc/vmstat
+}
+
 # _gn_sorts: sorts the module has done so far.
 _gn_sorts() { sed -n 's/^sorts=//p' /sys/kernel/zone_sort_free_pages/stats 2>/dev/null; }
 
@@ -231,11 +238,13 @@ _gn_uptime_ns() { awk '{ printf "%.0f\n", $1 * 1e9 }' /proc/uptime; }
 # overran), then lets the long job allocate and measure; prints "ZSTEST long_K=ok reader=F tool=F ..." and frees again
 # (sorts_during: sorts the module counted while the job allocated;
 # free_at_go: the node's free pages when it was told to go;
+# compact_scanned: pages compaction scanned from this call to the result;
 # freed_during, reclaimed_during, compacted_during, released_during:
 # pages the node freed, reclaim took, compaction isolated and the
 # quarantine gave back from then until its result).
 gn_long_round() {
-	local k=$1 job z at_go
+	local k=$1 job z at_go c0
+	c0=$(_gn_compact_scanned)
 	wait_for $((3 * GN_LONG_PERIOD + 30)) _gn_sorted_after "$(_gn_uptime_ns)" || M "long_${k}_sort=none"
 	at_go=$(_gn_sorts)
 	local -a vm0 vm1
@@ -258,6 +267,7 @@ gn_long_round() {
 		"tool_pages=$(jq -r .pages <<< "$z" 2>/dev/null)" "sorts_during=$(( $(_gn_sorts) - at_go ))" \
 		"free_at_go=${vm0[4]} freed_during=$((vm1[0] - vm0[0])) reclaimed_during=$((vm1[1] - vm0[1]))" \
 		"compacted_during=$((vm1[2] - vm0[2])) released_during=$((vm1[3] - vm0[3]))" \
+		"compact_scanned=$(($(_gn_compact_scanned) - c0))" \
 		"$(_gn_module_estimate)"
 }
 

@@ -67,7 +67,7 @@ static void site_policy(void)
 	char *unknown[] = { "colour=blue" };
 
 	parse(&p, err, 1, unknown);
-	err_has(err, "prometheus_dir, report_days, quarantine", "the known keys end with the newest");
+	err_has(err, "report_days, quarantine, compact_full", "the known keys end with the newest");
 
 	zs_policy_defaults(&p);
 	ok(p.quarantine, "quarantine on by default");
@@ -78,6 +78,14 @@ static void site_policy(void)
 
 	ok(parse(&p, err, 1, quarbad), "quarantine=maybe refused");
 	err_has(err, "maybe", "... naming the value");
+	ok(p.compact_full, "compact_full on by default");
+	char *cfull[] = { "compact_full=no" };
+
+	ok(!parse(&p, err, 1, cfull) && !p.compact_full, "compact_full=no turns it off");
+	char *cfullbad[] = { "compact_full=2" };
+
+	ok(parse(&p, err, 1, cfullbad), "compact_full=2 refused");
+	err_has(err, "compact_full: '2'", "... naming the key and value");
 
 	char *below[] = { "min_period=60", "default=30" };
 
