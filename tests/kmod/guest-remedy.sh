@@ -189,6 +189,7 @@ if [ "$CHECKS" = 1 ]; then
 	put $P/quarantine_permille 10
 	put $Z/nodeid 0
 	M small_limit_pages=$(qget limit_pages) small_held_pages=$(qget held_pages)
+	put $P/quarantine_permille 125
 
 	# Given back per node.
 	put $Z/nodeid 0
