@@ -245,7 +245,9 @@ _gn_uptime_ns() { awk '{ printf "%.0f\n", $1 * 1e9 }' /proc/uptime; }
 gn_long_round() {
 	local k=$1 job z at_go c0
 	c0=$(_gn_compact_scanned)
-	wait_for $((3 * GN_LONG_PERIOD + 30)) _gn_sorted_after "$(_gn_uptime_ns)" || M "long_${k}_sort=none"
+	# A sort that compacts a full quarantine's node can take seconds, and
+	# the one after it under TCG longer still (11 s seen): a generous bound.
+	wait_for $((3 * GN_LONG_PERIOD + 120)) _gn_sorted_after "$(_gn_uptime_ns)" || M "long_${k}_sort=none"
 	at_go=$(_gn_sorts)
 	local -a vm0 vm1
 	read -ra vm0 <<< "$(_gn_vm)"

@@ -114,7 +114,16 @@ nd_main_test() {
 	like "$(km_lines "$log" summary_off)" "step 0 on zsnode1: zonesort=off, no sort" "the off job was not sorted"
 
 	# What the site installs this for.
-	num_ok "aging left an unsorted half-cache job with >= 10% collisions ($off, then $off2)" "$off >= 0.10 && $off2 >= 0.10"
+	num_ok "aging left an unsorted half-cache job with >= 10% collisions ($off)" "$off >= 0.10"
+	local scanned
+	scanned=$(km_get "$log" sorted_compact_scanned)
+	if [ "${scanned:-0}" -gt 0 ]; then
+		# A full quarantine had the node compacted: free memory joined
+		# into large blocks, which an unsorted allocation takes in order.
+		num_ok "... less after the sorts compacted the node ($scanned pages scanned): $off2 < $off" "$off2 < $off"
+	else
+		num_ok "... and as much after the sorts, which did not compact the node ($off2)" "$off2 >= 0.10"
+	fi
 	num_ok "--zonesort=on beats off by at least 5 points ($on vs $off)" "$on + 0.05 <= $off"
 	num_ok "--zonesort=$period beats off by at least 5 points ($per vs $off)" "$per + 0.05 <= $off"
 	diag "goal (reported, not asserted): on <= 2% while off >= 20%: on $on, off $off / $off2, random 39.3%"
