@@ -362,22 +362,6 @@ static void stamp(struct zs_sorter *s, int node, const char *what, long long sta
 					 * is held within 1/64 of the limit */
 #define COMPACT_MIN_INTERVAL 300
 
-/* Reads a small sysfs attribute whole; -1 when it cannot. */
-static int read_attr(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return 0;
-}
-
 /* True when the module's last sort was of this node, left more than
  * FULL_CONFLICT_PPM colliding by its own estimate, and the node's
  * quarantine had no room for colliding blocks it found (last_short_pages;
@@ -390,12 +374,12 @@ static bool quarantine_full(const struct zs_sorter *s, int node, long *ppm)
 
 	*ppm = -1;
 	snprintf(path, sizeof(path), "%s/stats", s->policy.sysfs);
-	if (read_attr(path, text, sizeof(text)))
+	if (zs_textfile_read(AT_FDCWD, path, text, sizeof(text)) < 0)
 		return false;
 	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
 		sscanf(l, "last_conflict_ppm_after=%ld", ppm);
 	snprintf(path, sizeof(path), "%s/quarantine", s->policy.sysfs);
-	if (read_attr(path, text, sizeof(text)))
+	if (zs_textfile_read(AT_FDCWD, path, text, sizeof(text)) < 0)
 		return false;
 	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		int n;

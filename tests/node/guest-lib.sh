@@ -217,8 +217,6 @@ _gn_compact_scanned() {
 # _gn_sorts: sorts the module has done so far.
 _gn_sorts() { sed -n 's/^sorts=//p' /sys/kernel/zone_sort_free_pages/stats 2>/dev/null; }
 
-_gn_sorted_since() { [ "$(_gn_sorts)" != "$1" ]; }
-
 # _gn_sort_began: when the node's last finished sort began, in ns of
 # CLOCK_BOOTTIME (the sorter's stamp, written when a sort ends, in the
 # Slurm node's own /run), or 0.
@@ -235,7 +233,8 @@ _gn_uptime_ns() { awk '{ printf "%.0f\n", $1 * 1e9 }' /proc/uptime; }
 # gn_long_round K: waits for the next sort of the node that began after
 # this call (the periodic helper's, at most a period away: a sort that
 # began before, while the aging job exited, ordered lists its frees then
-# overran), then lets the long job allocate and measure; prints "ZSTEST long_K=ok reader=F tool=F ..." and frees again
+# overran), then lets the long job allocate and measure; prints
+# "ZSTEST long_K=ok reader=F tool=F ..." and frees again
 # (sorts_during: sorts the module counted while the job allocated;
 # free_at_go: the node's free pages when it was told to go;
 # compact_scanned: pages compaction scanned from this call to the result;
