@@ -249,6 +249,7 @@ gn_long_round() {
 	wait_for $((3 * GN_LONG_PERIOD + 120)) _gn_sorted_after "$(_gn_uptime_ns)" || M "long_${k}_sort=none"
 	at_go=$(_gn_sorts)
 	local -a vm0 vm1
+	_gn_diag_before "$k"
 	read -ra vm0 <<< "$(_gn_vm)"
 	touch "$GN_LONG/go.$k"
 	wait_for 300 _gn_result_or_gone "$GN_LONG/res.$k" "$GN_LONG_PID"
@@ -261,6 +262,7 @@ gn_long_round() {
 	local line
 	line=$(cat "$GN_LONG/res.$k")
 	read -ra vm1 <<< "$(_gn_vm)"
+	_gn_diag_after "$k" "$line"
 	touch "$GN_LONG/release.$k"
 	M "long_$k=ok job=$job reader=$(_gn_field "$line" buffer_fraction)" \
 		"reader_all=$(_gn_field "$line" all_fraction) reader_all_pages=$(_gn_field "$line" all_pages)" \
@@ -270,6 +272,35 @@ gn_long_round() {
 		"compacted_during=$((vm1[2] - vm0[2])) released_during=$((vm1[3] - vm0[3]))" \
 		"compact_scanned=$(($(_gn_compact_scanned) - c0))" \
 		"$(_gn_module_estimate)"
+}
+
+# _gn_diag_before K, _gn_diag_after K RESULT: for the rounds of the cycles
+# (K - 1) listed in ZS_DIAG_CYCLES, a diagnosis: the free lists as the
+# module's debugfs dump shows them right before the allocation (with
+# /proc/pagetypeinfo and kpageflags, zsbound's checks of the dump), the
+# frames the job got, and zsbound's (ZS_ZSBOUND, tests/kmod) reading of
+# both: "predicted", what the lists in their dumped order would have
+# given, against "measured", what the job got; with the quarantine's
+# figures of the sort before. Prints "ZSTEST long_K_diag ...".
+_gn_diag_wanted() { [[ " ${ZS_DIAG_CYCLES//,/ } " == *" $(($1 - 1)) "* ]] && [ -x "${ZS_ZSBOUND:-}" ]; }
+_gn_diag_before() {
+	local d=$GN_LONG/diag.$1
+	_gn_diag_wanted "$1" || return 0
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+	mkdir -p "$d" && touch "$GN_LONG/keep-pfns"
+	cp /sys/kernel/zone_sort_free_pages/quarantine "$d/quarantine"
+	cp /sys/kernel/debug/zonesort/freelists "$d/freelists" && cp /proc/pagetypeinfo "$d/pagetypeinfo" &&
+		cp /proc/kpageflags "$d/kpageflags" || M "long_$1_diag=dump-failed"
+}
+_gn_diag_after() {
+	local d=$GN_LONG/diag.$1 cpu
+	_gn_diag_wanted "$1" || return 0
+	rm -f "$GN_LONG/keep-pfns"
+	cpu=$(_gn_field "$2" cpu0)
+	mv "$GN_LONG/pfns.$1" "$d/pfns" || { M "long_$1_diag=no-pfns"; return 0; }
+	M "long_$1_diag=ok cpu=$cpu $("$ZS_ZSBOUND" "$d" $((ZS_CACHE_BYTES / 4096)) 1 $((ZS_HALF / 4096)) "${cpu:-0}" base 2>&1 | tr '\n' ' ')"
+	M "long_$1_diag_quarantine $(grep -E '^last_|^node=' "$d/quarantine" | tr '\n' ' ')"
+	rm -rf "$d"
 }
 
 # gn_long_stop: ends the long job and reports its summary line.

@@ -17,8 +17,11 @@
  *       frame number mod CACHE_BYTES / (WAYS * page size), holds more than
  *       WAYS of the counted pages. "random" is the fraction expected when
  *       the buffer's pages were placed at random: P[Binomial(n-1, 1/slots)
- *       >= WAYS]. Each wait gives up after MAX_WAIT_S (default 1800) with
- *       exit status 2; the file DIR/stop ends the job at once (status 0).
+ *       >= WAYS]; cpu0 and cpu1 are the CPUs the touching began and ended
+ *       on. While DIR/keep-pfns exists, the buffer's frame numbers in
+ *       address (touch) order also go to DIR/pfns.K (raw 64-bit words), for
+ *       a diagnosis against the free lists dumped before. Each wait gives
+ *       up after MAX_WAIT_S (default 1800) with exit status 2; the file DIR/stop ends the job at once (status 0).
  *   nodejob age MIB KEEP_PERMILLE FILE SEED
  *       Ages the free lists as a job that comes and goes does: faults in
  *       MIB of anonymous memory page by page, and after each page, with
@@ -31,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,8 +209,23 @@ static void reserve(struct frames *f, size_t cap)
 	memset(f->pfn, 0, cap * sizeof(*f->pfn));
 }
 
+/* DIR/pfns.K: the buffer's frames in touch order, before counting sorts them. */
+static void keep_pfns(const char *dir, unsigned long long round)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/keep-pfns", dir);
+	if (access(path, F_OK))
+		return;
+	snprintf(path, sizeof(path), "%s/pfns.%llu", dir, round);
+	f = fopen(path, "w");
+	if (!f || fwrite(mine.pfn, sizeof(*mine.pfn), mine.n, f) != mine.n || fclose(f))
+		die(path);
+}
+
 static void measure(const char *dir, unsigned long long round, char *buf, size_t bytes,
-		    uint64_t slots, unsigned ways)
+		    uint64_t slots, unsigned ways, int cpu0, int cpu1)
 {
 	size_t bpages, bconf, apages, aconf;
 	int pagemap = open("/proc/self/pagemap", O_RDONLY);
@@ -222,6 +241,7 @@ static void measure(const char *dir, unsigned long long round, char *buf, size_t
 			bytes / page_size);
 		exit(3);
 	}
+	keep_pfns(dir, round);
 	while (fgets(line, sizeof(line), maps)) {
 		unsigned long lo, hi;
 
@@ -234,9 +254,9 @@ static void measure(const char *dir, unsigned long long round, char *buf, size_t
 	count_conflicts(&all, slots, ways, &apages, &aconf);
 	snprintf(out, sizeof(out),
 		 "NODEJOB round=%llu buffer_pages=%zu buffer_conflicting=%zu buffer_fraction=%.6f "
-		 "all_pages=%zu all_conflicting=%zu all_fraction=%.6f random=%.6f\n",
+		 "all_pages=%zu all_conflicting=%zu all_fraction=%.6f random=%.6f cpu0=%d cpu1=%d\n",
 		 round, bpages, bconf, (double)bconf / (double)bpages, apages, aconf,
-		 (double)aconf / (double)apages, random_fraction(bpages, slots, ways));
+		 (double)aconf / (double)apages, random_fraction(bpages, slots, ways), cpu0, cpu1);
 	fputs(out, stdout);
 	fflush(stdout);
 	snprintf(tmp, sizeof(tmp), "%s/.res.%llu", dir, round);
@@ -269,9 +289,11 @@ static int cmd_hold(const char *dir, size_t bytes, uint64_t cache, unsigned ways
 		if (buf == MAP_FAILED)
 			die("mmap");
 		madvise(buf, bytes, MADV_NOHUGEPAGE);
+		int cpu0 = sched_getcpu();
+
 		for (size_t off = 0; off < bytes; off += page_size)
 			buf[off] = 1;
-		measure(dir, k, buf, bytes, slots, ways);
+		measure(dir, k, buf, bytes, slots, ways, cpu0, sched_getcpu());
 		/* After the last round the process exits with its memory still
 		 * mapped, so that nobody sampling the job sees it without it. */
 		if (!wait_file(dir, "release", k, max_wait) || k == rounds)
