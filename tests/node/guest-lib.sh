@@ -281,7 +281,8 @@ gn_long_round() {
 # frames the job got, and zsbound's (ZS_ZSBOUND, tests/kmod) reading of
 # both: "predicted", what the lists in their dumped order would have
 # given, against "measured", what the job got; with the quarantine's
-# figures of the sort before. Prints "ZSTEST long_K_diag ...".
+# figures of the sort before. Prints "ZSTEST diag_K=..." lines (not
+# "long_K=", which the decay figures read).
 _gn_diag_wanted() { [[ " ${ZS_DIAG_CYCLES//,/ } " == *" $(($1 - 1)) "* ]] && [ -x "${ZS_ZSBOUND:-}" ]; }
 _gn_diag_before() {
 	local d=$GN_LONG/diag.$1
@@ -290,16 +291,16 @@ _gn_diag_before() {
 	mkdir -p "$d" && touch "$GN_LONG/keep-pfns"
 	cp /sys/kernel/zone_sort_free_pages/quarantine "$d/quarantine"
 	cp /sys/kernel/debug/zonesort/freelists "$d/freelists" && cp /proc/pagetypeinfo "$d/pagetypeinfo" &&
-		cp /proc/kpageflags "$d/kpageflags" || M "long_$1_diag=dump-failed"
+		cp /proc/kpageflags "$d/kpageflags" || M "diag_$1=dump-failed"
 }
 _gn_diag_after() {
 	local d=$GN_LONG/diag.$1 cpu
 	_gn_diag_wanted "$1" || return 0
 	rm -f "$GN_LONG/keep-pfns"
 	cpu=$(_gn_field "$2" cpu0)
-	mv "$GN_LONG/pfns.$1" "$d/pfns" || { M "long_$1_diag=no-pfns"; return 0; }
-	M "long_$1_diag=ok cpu=$cpu $("$ZS_ZSBOUND" "$d" $((ZS_CACHE_BYTES / 4096)) 1 $((ZS_HALF / 4096)) "${cpu:-0}" base 2>&1 | tr '\n' ' ')"
-	M "long_$1_diag_quarantine $(grep -E '^last_|^node=' "$d/quarantine" | tr '\n' ' ')"
+	mv "$GN_LONG/pfns.$1" "$d/pfns" || { M "diag_$1=no-pfns"; return 0; }
+	M "diag_$1=ok cpu=$cpu $("$ZS_ZSBOUND" "$d" $((ZS_CACHE_BYTES / 4096)) 1 $((ZS_HALF / 4096)) "${cpu:-0}" base 2>&1 | tr '\n' ' ')"
+	M "diag_$1_quarantine $(grep -E '^last_|^node=' "$d/quarantine" | tr '\n' ' ')"
 	rm -rf "$d"
 }
 
