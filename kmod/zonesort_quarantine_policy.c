@@ -11,7 +11,6 @@ void zsq_pick_init(struct zsq_pick *q, const struct zsp_geom *g, uint64_t want, 
 	q->g = *g;
 	q->want = want;
 	q->budget = budget;
-	q->limit = budget;
 	q->before = 0;
 	q->taken = 0;
 	q->short_pages = 0;
@@ -46,42 +45,12 @@ static bool block_fits(const struct zsp_geom *g, const uint32_t *load, uint64_t 
 	return true;
 }
 
-/* Colliding pages of the allocation the block adds: pages of its own in
- * slots it overfills, and pages already there that it makes collide. */
-static uint64_t block_cost(const struct zsp_geom *g, const uint32_t *load, uint64_t pfn,
-			   uint64_t span, uint64_t pp)
-{
-	uint64_t first = zsp_slot(g, pfn), j, cost = 0;
-
-	for (j = 0; j < span; j++) {
-		uint64_t was = load[first + j], now = was + pp;
-
-		if (now > g->cap)
-			cost += was > g->cap ? pp : now;
-	}
-	return cost;
-}
-
-/*
- * Worth its room: while the budget is untouched every colliding block is
- * taken; as it runs down, only blocks that avoid more collisions per page
- * held than the share of the budget already spent. A block of order k
- * that overlaps the load in a few of its 2^k slots costs 2^k pages of
- * budget to avoid a few collisions; taken first-come, such blocks used up
- * the budget that the single pages of later lists, each a collision of
- * its own, then lacked.
- */
-static bool worth_taking(const struct zsq_pick *q, uint64_t cost, uint64_t bsize)
-{
-	return q->budget >= bsize && cost * q->limit >= bsize * (q->limit - q->budget);
-}
-
 size_t zsq_pick_list(struct zsq_pick *q, uint32_t *load, uint64_t *blocks, size_t n,
 		     size_t nheld, unsigned int order, uint64_t *tmp, struct zsq_held_split *held)
 {
 	const struct zsp_geom *g = &q->g;
-	uint64_t bsize, span, pp, kept = 0;
-	size_t nfree = n - nheld, nk = 0, nt = 0, nkh = 0, nth = 0, htake = 0, ftake = 0, ntake, i;
+	uint64_t bsize, span, pp, kept = 0, ntake;
+	size_t nfree = n - nheld, nk = 0, nt = 0, nkh = 0, nth = 0, htake, i;
 
 	held->kept = nheld;
 	held->taken = 0;
@@ -110,52 +79,31 @@ size_t zsq_pick_list(struct zsq_pick *q, uint32_t *load, uint64_t *blocks, size_
 			nth += i >= nfree;
 		}
 	}
+	for (i = 0; i < nk; i++)
+		load_block(g, load, blocks[i], span, pp, -1);
 
 	if (q->before + kept >= q->want) {
 		/* The allocation ends in this list: the sort hands out the
 		 * fitting blocks first. */
 		q->done = true;
+		ntake = 0;
 	} else {
-		/*
-		 * The list is consumed whole: the colliding blocks worth
-		 * their room are taken, held ones first (what is held stays
-		 * held). Each group is partitioned in place, the ones to
-		 * take first, so that tmp keeps: free to take, free left,
-		 * held to take, held left. Costs are against the load with
-		 * this list's fitting blocks in it.
-		 */
-		size_t lo, hi, m;
-
-		for (m = 0; m < 2; m++) {
-			lo = m ? 0 : nt - nth;
-			hi = m ? nt - nth : nt;
-			for (i = lo; i < hi; i++) {
-				uint64_t pfn = tmp[i];
-
-				if (!worth_taking(q, block_cost(g, load, pfn, span, pp), bsize))
-					continue;
-				q->budget -= bsize;
-				tmp[i] = tmp[lo];
-				tmp[lo++] = pfn;
-				if (m)
-					ftake++;
-				else
-					htake++;
-			}
-		}
-		q->short_pages += (uint64_t)(nt - htake - ftake) * bsize;
+		ntake = q->budget / bsize;
+		if (ntake > nt)
+			ntake = nt;
+		q->short_pages += (uint64_t)(nt - ntake) * bsize;
 	}
-	for (i = 0; i < nk; i++)
-		load_block(g, load, blocks[i], span, pp, -1);
-	ntake = htake + ftake;
+	/* Held blocks are taken first: what is held stays held. tmp holds
+	 * the free ones in [0, nt - nth), the held ones after. */
+	htake = ntake < nth ? ntake : nth;
 	/*
-	 * Kept: the fitting free blocks, the free ones left, then the held
-	 * ones to give back (fitting, then left); taken: the held ones, then
-	 * the free ones. tmp[nt, n) is free for the fitting held ones, so
-	 * every copy below reads tmp only.
+	 * Kept: the fitting free blocks, the free ones left for lack of
+	 * budget, then the held ones to give back (fitting, then left);
+	 * taken: the held ones, then the free ones. tmp[nt, n) is free for
+	 * the fitting held ones, so every copy below reads tmp only.
 	 */
 	{
-		size_t out = nk - nkh;
+		size_t ftake = ntake - htake, out = nk - nkh;
 
 		for (i = 0; i < nkh; i++)
 			tmp[nt + i] = blocks[out + i];
@@ -174,6 +122,7 @@ size_t zsq_pick_list(struct zsq_pick *q, uint32_t *load, uint64_t *blocks, size_
 		held->taken = htake;
 	}
 	q->before += kept + (uint64_t)(nt - ntake) * bsize;
+	q->budget -= ntake * bsize;
 	q->taken += ntake * bsize;
 	return nk;
 }

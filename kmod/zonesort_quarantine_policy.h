@@ -21,9 +21,7 @@
  * (`want` pages), this is the list the allocation consumes in part: the
  * sort puts the kept blocks first and nothing needs taking; the walk ends
  * there. Otherwise the list is consumed whole and its colliding blocks
- * are taken while the budget lasts, rationed as it runs down: a block is
- * taken when the collisions it avoids per page of budget reach the share
- * of the budget already spent. Blocks of at least `colors` pages
+ * are taken, while the budget lasts. Blocks of at least `colors` pages
  * cover every slot alike and are never taken.
  *
  * Pure computation on page frame numbers, like zonesort_policy.c: the
@@ -38,7 +36,6 @@ struct zsq_pick {
 	struct zsp_geom g;
 	uint64_t want;		/* pages of the next allocation to protect */
 	uint64_t budget;	/* pages that may still be taken */
-	uint64_t limit;		/* the budget this run began with */
 	uint64_t before;	/* pages handed out before the next list (this zone) */
 	uint64_t taken;		/* pages picked for taking, all zones */
 	uint64_t short_pages;	/* colliding pages left in the lists for lack of budget */
