@@ -9,6 +9,10 @@
 #include <stdint.h>
 
 #define ZS_MAX_PERIOD 86400u
+/* compact_interval bounds, seconds: a compaction takes seconds on a large
+ * node, and a day is the most a site would wait for the next one. */
+#define ZS_MIN_COMPACT_INTERVAL 10u
+#define ZS_MAX_COMPACT_INTERVAL 86400u
 /* The highest NUMA node id Linux allows (MAX_NUMNODES is at most 1024). */
 #define ZS_MAX_NODE 1023u
 /* Cache sizes from plugstack.conf are checked against the base page size
@@ -50,6 +54,7 @@ struct zs_policy {
 	unsigned report_days;		/* report_days=<days> users' job reports are kept, 0 = none (report.h) */
 	bool quarantine;		/* quarantine=yes|no: the kernel module takes colliding free blocks */
 	bool compact_full;		/* compact_full=yes|no: a full quarantine is given back and the node compacted (sorter.c) */
+	unsigned compact_interval;	/* compact_interval=<seconds> at least between two such compactions of a node */
 };
 
 void zs_policy_defaults(struct zs_policy *p);

@@ -354,13 +354,12 @@ static void stamp(struct zs_sorter *s, int node, const char *what, long long sta
  * blocks back (they merge with their buddies), compact the node (movable
  * pages move together, free memory joins into large blocks) and sort
  * again. Compaction migrates running jobs' pages, so a node is compacted
- * so at most once per COMPACT_MIN_INTERVAL seconds, and only with
+ * so at most once per compact_interval seconds, and only with
  * compact_full=yes.
  */
 #define FULL_CONFLICT_PPM 20000		/* the module's estimate after its sort */
 #define FULL_SLACK 64			/* a module without last_short_pages: "full"
 					 * is held within 1/64 of the limit */
-#define COMPACT_MIN_INTERVAL 300
 
 /* True when the module's last sort was of this node, left more than
  * FULL_CONFLICT_PPM colliding by its own estimate, and the node's
@@ -413,7 +412,7 @@ static void refresh_full(struct zs_sorter *s, struct zs_node_result *r)
 	if (!s->policy.quarantine || !s->policy.compact_full || !quarantine_full(s, r->node, &ppm))
 		return;
 	last = stamp_read(s, r->node, "compacted");
-	if (last >= 0 && now - last < COMPACT_MIN_INTERVAL * 1000000000LL)
+	if (last >= 0 && now - last < (long long)s->policy.compact_interval * 1000000000LL)
 		return;
 	/* Stamped first: a compaction that fails is not retried at once. */
 	stamp(s, r->node, "compacted", now);

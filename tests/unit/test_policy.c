@@ -67,7 +67,8 @@ static void site_policy(void)
 	char *unknown[] = { "colour=blue" };
 
 	parse(&p, err, 1, unknown);
-	err_has(err, "report_days, quarantine, compact_full", "the known keys end with the newest");
+	err_has(err, "report_days, quarantine, compact_full, compact_interval",
+		"the known keys end with the newest");
 
 	zs_policy_defaults(&p);
 	ok(p.quarantine, "quarantine on by default");
@@ -86,6 +87,27 @@ static void site_policy(void)
 
 	ok(parse(&p, err, 1, cfullbad), "compact_full=2 refused");
 	err_has(err, "compact_full: '2'", "... naming the key and value");
+	ok(p.compact_interval == 300, "compact_interval 300 s by default");
+	char *cint[] = { "compact_interval=30" };
+
+	ok(!parse(&p, err, 1, cint) && p.compact_interval == 30, "compact_interval=30 taken");
+	char *cintedge[] = { "compact_interval=10", "compact_interval=86400" };
+
+	ok(!parse(&p, err, 1, cintedge) && p.compact_interval == 10, "compact_interval=10 taken");
+	ok(!parse(&p, err, 1, cintedge + 1) && p.compact_interval == 86400,
+	   "compact_interval=86400 taken");
+	static const char *cintbad[] = { "compact_interval=9", "compact_interval=86401",
+					 "compact_interval=0", "compact_interval=-5",
+					 "compact_interval=5m", "compact_interval=" };
+
+	for (unsigned i = 0; i < sizeof(cintbad) / sizeof(cintbad[0]); i++) {
+		char *w[] = { (char *)cintbad[i] };
+
+		p.compact_interval = 77;
+		ok(zs_policy_parse(&p, 1, w, err) && p.compact_interval == 77,
+		   "'%s' refused, value kept", cintbad[i]);
+		err_has(err, "compact_interval", "... naming the key ('%s')", cintbad[i]);
+	}
 
 	char *below[] = { "min_period=60", "default=30" };
 

@@ -56,6 +56,15 @@ static void path(char *buf, size_t len, const char *rel)
 	snprintf(buf, len, "%s/%s", root, rel);
 }
 
+/* The path of rel in the fake tree, in a static buffer. */
+static const char *root_path(const char *rel)
+{
+	static char buf[PATH_MAX];
+
+	path(buf, sizeof(buf), rel);
+	return buf;
+}
+
 static void kernel_backend(void)
 {
 	char fifo[PATH_MAX], got[64] = "", state[PATH_MAX];
@@ -291,6 +300,90 @@ static void tally_lines(void)
 	ok(u.rounds == 6 && u.sorted == 4 && u.recent == 2 && u.seconds == 0.5, "add");
 }
 
+/* Reads a file of the fake tree into buf ("" when missing). */
+static void read_text(const char *rel, char *buf, size_t len)
+{
+	char f[PATH_MAX];
+	FILE *fp;
+	size_t n = 0;
+
+	path(f, sizeof(f), rel);
+	fp = fopen(f, "r");
+	if (fp) {
+		n = fread(buf, 1, len - 1, fp);
+		fclose(fp);
+	}
+	buf[n] = '\0';
+}
+
+/*
+ * A full quarantine (the module's files as it writes them) that left its
+ * sort over 2% colliding: the node is given back, compacted and sorted
+ * again, then not again within compact_interval; a compaction stamp older
+ * than the interval lets the next one through.
+ */
+static void full_quarantine(void)
+{
+	char w[64], got[256], boot[64] = "", text[200];
+	struct zs_policy p;
+	struct zs_sorter *s = NULL;
+	struct zs_tally t = { 0 };
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+	if (f && fgets(boot, sizeof(boot), f))
+		boot[strcspn(boot, "\n")] = '\0';
+	if (f)
+		fclose(f);
+	unlink(root_path("kernel/nodeid"));
+	write_text("kernel/nodeid", "");
+	unlink(root_path("state/node0.last"));
+	unlink(root_path("state/node0.compacted"));
+	policy_for(&p, "kernel");
+	snprintf(w, sizeof(w), "compact_interval=%d", 30);
+	ok(zs_policy_set(&p, w, NULL) == 0 && zs_sorter_open(&p, &s, NULL) == 0 && s,
+	   "kernel sorter with compact_interval=30");
+	if (!s)
+		return;
+	for (int step = 0; step < 4; step++) {
+		static const char *what[] = {
+			"full: given back, compacted, sorted again",
+			"full again at once: within the interval, not compacted",
+			"full again, the last compaction 31 s ago: compacted",
+			"full again, 29 s ago: not compacted",
+		};
+		static const int ago_s[] = { -1, -1, 31, 29 };
+		bool want = step == 0 || step == 2;
+
+		write_text("kernel/stats", "sorts=3\nlast_conflict_ppm_after=52000\n");
+		write_text("kernel/quarantine", "enabled=1\nlast_node=0\nlast_short_pages=40\n"
+						"node=0 held_pages=100 held_blocks=9 limit_pages=100\n");
+		write_text("node/node0/compact", "");
+		if (ago_s[step] >= 0) {
+			snprintf(text, sizeof(text), "boot %s %lld\n", boot,
+				 zs_boottime_ns() - ago_s[step] * 1000000000LL);
+			write_text("state/node0.compacted", text);
+		}
+		zs_sorter_sort(s, 0, &t, remember, NULL);
+		read_text("node/node0/compact", got, sizeof(got));
+		ok(last.outcome == ZS_SORTED && !strcmp(got, want ? "1\n" : ""), "%s (compact file '%s')",
+		   what[step], got);
+		if (want) {
+			/* Written in place, no truncation as in sysfs: "release 0"
+			 * first, then the sort after it switches the quarantine "on"
+			 * over its start. */
+			read_text("kernel/quarantine", got, sizeof(got));
+			ok(!strncmp(got, "on\nease 0\n", 10),
+			   "... node 0's blocks given back before the sort after it ('%.10s')", got);
+			err_has(last.msg, "quarantine full, 5.2% colliding: given back, node compacted, sorted again",
+				"... and the result says so");
+		}
+	}
+	zs_sorter_close(s);
+	unlink(root_path("kernel/nodeid"));
+	unlink(root_path("kernel/stats"));
+	unlink(root_path("kernel/quarantine"));
+}
+
 int main(void)
 {
 	char d[PATH_MAX];
@@ -305,6 +398,7 @@ int main(void)
 	stamps();
 	state_directory();
 	compaction_backend();
+	full_quarantine();
 	tally_lines();
 	char cmd[PATH_MAX + 16];
 
