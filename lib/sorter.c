@@ -430,6 +430,7 @@ static void refresh_full(struct zs_sorter *s, struct zs_node_result *r)
 			 (double)ppm / 1e4, path, strerror(e));
 		return;
 	}
+	r->compacted = true;
 	sort_kernel(s, r);
 	if (r->outcome == ZS_SORTED)
 		snprintf(r->msg, sizeof(r->msg),
@@ -485,6 +486,7 @@ static void count(struct zs_tally *t, const struct zs_node_result *r)
 	case ZS_FAILED: t->failed++; break;
 	case ZS_NOSORTER: break;
 	}
+	t->compacted += r->compacted;
 	t->seconds += r->seconds;
 }
 
@@ -560,19 +562,27 @@ void zs_tally_add(struct zs_tally *into, const struct zs_tally *t)
 	into->busy += t->busy;
 	into->failed += t->failed;
 	into->seconds += t->seconds;
+	into->compacted += t->compacted;
 }
 
 const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len)
 {
-	snprintf(buf, len, "%u sort%s, %u skipped (recent), %u busy, %u failed, %.3f s",
-		 t->sorted, t->sorted == 1 ? "" : "s", t->recent, t->busy, t->failed, t->seconds);
+	char compacted[48] = "";
+
+	/* Compactions migrate the job's pages: said whenever there were any. */
+	if (t->compacted)
+		snprintf(compacted, sizeof(compacted), " (%u compacted a full quarantine's node)",
+			 t->compacted);
+	snprintf(buf, len, "%u sort%s%s, %u skipped (recent), %u busy, %u failed, %.3f s",
+		 t->sorted, t->sorted == 1 ? "" : "s", compacted, t->recent, t->busy, t->failed,
+		 t->seconds);
 	return buf;
 }
 
 const char *zs_tally_format(const struct zs_tally *t, char *buf, unsigned len)
 {
-	snprintf(buf, len, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%.6f",
-		 t->rounds, t->sorted, t->recent, t->busy, t->failed, t->seconds);
+	snprintf(buf, len, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%.6f compacted=%u",
+		 t->rounds, t->sorted, t->recent, t->busy, t->failed, t->seconds, t->compacted);
 	return buf;
 }
 
@@ -581,8 +591,9 @@ int zs_tally_parse(const char *line, struct zs_tally *t)
 	struct zs_tally v;
 	int end = 0;
 
-	if (sscanf(line, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%lf%n",
-		   &v.rounds, &v.sorted, &v.recent, &v.busy, &v.failed, &v.seconds, &end) != 6 ||
+	if (sscanf(line, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%lf compacted=%u%n",
+		   &v.rounds, &v.sorted, &v.recent, &v.busy, &v.failed, &v.seconds, &v.compacted,
+		   &end) != 7 ||
 	    (line[end] && line[end] != '\n'))
 		return -1;
 	*t = v;

@@ -20,6 +20,7 @@ enum zs_outcome {
 struct zs_node_result {
 	int node;
 	enum zs_outcome outcome;
+	bool compacted;		/* a full quarantine was given back and the node compacted */
 	double seconds;
 	char msg[ZS_ERRLEN];
 };
@@ -28,6 +29,7 @@ struct zs_node_result {
 struct zs_tally {
 	unsigned rounds, sorted, recent, busy, failed;
 	double seconds;
+	unsigned compacted;	/* sorts that compacted a node for its full quarantine */
 };
 
 struct zs_sorter;

@@ -285,19 +285,24 @@ static void state_directory(void)
 
 static void tally_lines(void)
 {
-	struct zs_tally t = { 3, 2, 1, 0, 0, 0.25 }, u;
+	struct zs_tally t = { 3, 2, 1, 0, 0, 0.25, 1 }, u;
 	char buf[200];
 
 	zs_tally_format(&t, buf, sizeof(buf));
-	is_str(buf, "rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.250000", "format");
-	ok(!zs_tally_parse(buf, &u) && u.rounds == 3 && u.sorted == 2 && u.recent == 1 && u.seconds == 0.25,
-	   "parse round-trips");
+	is_str(buf, "rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.250000 compacted=1", "format");
+	ok(!zs_tally_parse(buf, &u) && u.rounds == 3 && u.sorted == 2 && u.recent == 1 && u.seconds == 0.25 &&
+	   u.compacted == 1, "parse round-trips");
 	ok(zs_tally_parse("error: x", &u), "other lines are not tallies");
-	ok(zs_tally_parse("rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.25 extra", &u), "trailing text refused");
+	ok(zs_tally_parse("rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.25 compacted=0 extra", &u),
+	   "trailing text refused");
 	zs_tally_describe(&t, buf, sizeof(buf));
-	err_has(buf, "2 sorts", "describe");
+	err_has(buf, "2 sorts (1 compacted a full quarantine's node), 1 skipped", "describe names compactions");
+	t.compacted = 0;
+	zs_tally_describe(&t, buf, sizeof(buf));
+	err_has(buf, "2 sorts, 1 skipped", "... and is silent without any");
+	t.compacted = 1;
 	zs_tally_add(&u, &t);
-	ok(u.rounds == 6 && u.sorted == 4 && u.recent == 2 && u.seconds == 0.5, "add");
+	ok(u.rounds == 6 && u.sorted == 4 && u.recent == 2 && u.seconds == 0.5 && u.compacted == 2, "add");
 }
 
 /* Reads a file of the fake tree into buf ("" when missing). */
@@ -365,8 +370,8 @@ static void full_quarantine(void)
 		}
 		zs_sorter_sort(s, 0, &t, remember, NULL);
 		read_text("node/node0/compact", got, sizeof(got));
-		ok(last.outcome == ZS_SORTED && !strcmp(got, want ? "1\n" : ""), "%s (compact file '%s')",
-		   what[step], got);
+		ok(last.outcome == ZS_SORTED && last.compacted == want && !strcmp(got, want ? "1\n" : ""),
+		   "%s (compact file '%s')", what[step], got);
 		if (want) {
 			/* Written in place, no truncation as in sysfs: "release 0"
 			 * first, then the sort after it switches the quarantine "on"
@@ -378,6 +383,8 @@ static void full_quarantine(void)
 				"... and the result says so");
 		}
 	}
+	ok(t.sorted == 4 && t.compacted == 2, "tally: 4 sorts, 2 compacted (%u, %u)", t.sorted,
+	   t.compacted);
 	zs_sorter_close(s);
 	unlink(root_path("kernel/nodeid"));
 	unlink(root_path("kernel/stats"));

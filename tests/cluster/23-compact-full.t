@@ -1,0 +1,98 @@
+#!/bin/bash
+# A full quarantine that leaves a sort colliding makes the sorter give the
+# node's held blocks back, compact the node and sort again (lib/sorter.c),
+# at most once per compact_interval. Compaction migrates the running
+# jobs' pages, so the site sees each one: the slurmd log names it, and the
+# summary lines of the prolog and of the step count it, the periodic
+# helper's own included. The module's files are stand-ins written as the
+# module writes them (this machine has no memory-side cache and no
+# module; the real module is tested in QEMU, tests/kmod/51-quarantine-vm.t):
+# its estimate after the sort (stats) and its quarantine's figures
+# (quarantine), beside the counting nodeid of tests/lib/sortcount.sh, and
+# a node directory whose node0/compact receives the compaction.
+set -u
+source "$(dirname "$0")/../lib/tap.sh"
+source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../lib/cluster.sh"
+source "$(dirname "$0")/../lib/sortcount.sh"
+need srun
+need_file "$ZS_PLUGIN" "SPANK plugin"
+need_file "$ZS_ZONESORT" "zonesort command"
+
+sortcount_cluster zs-t23 min_period=1
+NODES=$SC_RUN/nodes
+cluster_plugstack "$SC_POLICY min_period=1 node_sysfs=$NODES compact_interval=10"
+
+# full_on NODE: the module's files as a sort that found its quarantine full
+# and left 5.2% colliding writes them; node0/compact emptied. Writes go
+# into the files in place, as into sysfs. A short first line: the "on"
+# the sorter writes before every sort leaves the rest as it was, while
+# the "release 0" after a compaction covers last_node=0 too, so the
+# stand-in reads as full until full_on again, as the module would once
+# its blocks were given back and the node sorted again.
+full_on() {
+	local sysfs nodes
+	sysfs=$(_sortcount_path "$1" "$SC_SYSFS")
+	nodes=$(_sortcount_path "$1" "$NODES")
+	mkdir -p "$nodes/node0" &&
+		printf 'sorts=7\nlast_conflict_ppm_after=52000\n' > "$sysfs/stats" &&
+		printf 'v=1\nlast_node=0\nenabled=1\nlast_short_pages=40\nnode=0 held_pages=16384 held_blocks=900 limit_pages=16384\n' \
+			> "$sysfs/quarantine" &&
+		: > "$nodes/node0/compact"
+}
+# compacted NODE: what the sorter wrote to node0/compact.
+compacted() { cat "$(_sortcount_path "$1" "$NODES")/node0/compact" 2>/dev/null; }
+
+for node in "${SC_NODES[@]}"; do
+	ok "$node: stand-in module files written" full_on "$node"
+done
+
+# The prolog's sort compacts; the step's sorts right after do not (the
+# quarantine file now starts with what the sorter wrote into it, and the
+# interval has not passed).
+out=$(srun -N "$ZS_NODES" --zonesort=on sh -c 'echo $SLURM_JOB_ID' 2>&1)
+job=$(head -1 <<< "$out")
+like "$job" '^[0-9]+$' "srun --zonesort=on ran (job $job)"
+cluster_wait_job_gone "$job" 30
+for node in "${SC_NODES[@]}"; do
+	is "$(compacted "$node")" "1" "$node: the node was compacted"
+	# "release 0", then the sort after it switched the quarantine "on"
+	# over its start.
+	like "$(head -c 10 "$(_sortcount_path "$node" "$SC_SYSFS")/quarantine" | tr '\n' ' ')" '^on ease 0 ' \
+		"$node: node 0's held blocks were given back (release 0) before the sort again"
+	like "$(grep "zonesort: job $job: node 0 sorted:" "$(cluster_slurmd_log "$node")")" \
+		'quarantine full, 5\.2% colliding: given back, node compacted, sorted again' \
+		"$node: the slurmd log names the compaction and why"
+done
+summaries_like "$job" prolog '1 sort \(1 compacted a full quarantine.s node\), 0 skipped' \
+	"the prolog's summary counts the compaction"
+summaries_like "$job" 'step 0' 'zonesort=on, [0-9]+ sorts?, ' "the step's sort, right after, did not compact"
+
+# The periodic helper: the prolog compacts at once; once compact_interval
+# has passed, the quarantine is full again and the helper's next sort
+# (every 2 s) compacts again. Both reach the summaries.
+all_compacted() { local n; for n in "${SC_NODES[@]}"; do [ "$(compacted "$n")" = 1 ] || return 1; done; }
+# The last sort and compaction of the job before are forgotten.
+sortcount_reset
+for node in "${SC_NODES[@]}"; do
+	rm -f "$(_sortcount_path "$node" "$SC_STATE")/node0.compacted"
+	full_on "$node"
+done
+srun -N "$ZS_NODES" --zonesort=2 sh -c 'echo $SLURM_JOB_ID > '"$work"'/job; sleep 32' > /dev/null 2>&1 &
+srun_pid=$!
+ok "the prolog compacted every node" wait_for 10 all_compacted
+sleep 10.5
+for node in "${SC_NODES[@]}"; do
+	ok "$node: the stand-in quarantine is full again, compact_interval later" full_on "$node"
+done
+ok "the periodic helper compacted every node again within 8 s" wait_for 8 all_compacted
+ok "the step is still running" kill -0 "$srun_pid"
+wait "$srun_pid"
+is "$?" 0 "srun --zonesort=2 ended well"
+job=$(cat "$work/job")
+cluster_wait_job_gone "$job" 30
+summaries_like "$job" prolog '1 sort \(1 compacted a full quarantine.s node\), 0 skipped' \
+	"the prolog's summary counts its compaction"
+summaries_like "$job" 'step 0' 'zonesort=every 2 s, [0-9]+ sorts \(1 compacted a full quarantine.s node\)' \
+	"the step's summary counts the helper's compaction"
+done_testing
