@@ -361,6 +361,36 @@ static void stamp(struct zs_sorter *s, int node, const char *what, long long sta
 #define FULL_SLACK 64			/* a module without last_short_pages: "full"
 					 * is held within 1/64 of the limit */
 
+/* The module's quarantine file, as far as one node is concerned. */
+struct quarantine_file {
+	long last_node, held, limit, short_pages;	/* -1 when absent */
+};
+
+/* 0 when the module has a quarantine file (the figures it lacks are -1). */
+static int read_quarantine(const struct zs_sorter *s, int node, struct quarantine_file *q)
+{
+	char path[PATH_MAX + 32], text[8192], *save = NULL;
+
+	*q = (struct quarantine_file){ -1, -1, -1, -1 };
+	snprintf(path, sizeof(path), "%s/quarantine", s->policy.sysfs);
+	if (zs_textfile_read(AT_FDCWD, path, text, sizeof(text)) < 0)
+		return -1;
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		int n;
+		long h, lim;
+
+		if (sscanf(l, "last_node=%ld", &q->last_node) == 1 ||
+		    sscanf(l, "last_short_pages=%ld", &q->short_pages) == 1)
+			continue;
+		if (sscanf(l, "node=%d held_pages=%ld held_blocks=%*d limit_pages=%ld", &n, &h,
+			   &lim) == 3 && n == node) {
+			q->held = h;
+			q->limit = lim;
+		}
+	}
+	return 0;
+}
+
 /* True when the module's last sort was of this node, left more than
  * FULL_CONFLICT_PPM colliding by its own estimate, and the node's
  * quarantine had no room for colliding blocks it found (last_short_pages;
@@ -369,7 +399,7 @@ static void stamp(struct zs_sorter *s, int node, const char *what, long long sta
 static bool quarantine_full(const struct zs_sorter *s, int node, long *ppm)
 {
 	char path[PATH_MAX + 32], text[8192], *save = NULL;
-	long last_node = -1, held = -1, limit = -1, short_pages = -1;
+	struct quarantine_file q;
 
 	*ppm = -1;
 	snprintf(path, sizeof(path), "%s/stats", s->policy.sysfs);
@@ -377,27 +407,27 @@ static bool quarantine_full(const struct zs_sorter *s, int node, long *ppm)
 		return false;
 	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
 		sscanf(l, "last_conflict_ppm_after=%ld", ppm);
-	snprintf(path, sizeof(path), "%s/quarantine", s->policy.sysfs);
-	if (zs_textfile_read(AT_FDCWD, path, text, sizeof(text)) < 0)
+	if (read_quarantine(s, node, &q) || q.last_node != node || *ppm <= FULL_CONFLICT_PPM)
 		return false;
-	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		int n;
-		long h, lim;
+	if (q.short_pages >= 0)
+		return q.short_pages > 0;
+	return q.limit > 0 && q.held >= q.limit - q.limit / FULL_SLACK;
+}
 
-		if (sscanf(l, "last_node=%ld", &last_node) == 1 ||
-		    sscanf(l, "last_short_pages=%ld", &short_pages) == 1)
-			continue;
-		if (sscanf(l, "node=%d held_pages=%ld held_blocks=%*d limit_pages=%ld", &n, &h,
-			   &lim) == 3 && n == node) {
-			held = h;
-			limit = lim;
-		}
-	}
-	if (last_node != node || *ppm <= FULL_CONFLICT_PPM)
-		return false;
-	if (short_pages >= 0)
-		return short_pages > 0;
-	return limit > 0 && held >= limit - limit / FULL_SLACK;
+int zs_sorter_quarantine(struct zs_sorter *s, int node, struct zs_quarantine_state *out)
+{
+	struct quarantine_file q;
+	long long last;
+
+	*out = (struct zs_quarantine_state){ .compacted_ago_s = -1 };
+	if (s->backend != ZS_SORTER_KERNEL || read_quarantine(s, node, &q) || q.held < 0 ||
+	    q.limit < 0)
+		return -1;
+	out->held_pages = q.held;
+	out->limit_pages = q.limit;
+	if ((last = stamp_read(s, node, "compacted")) >= 0)
+		out->compacted_ago_s = (double)(zs_boottime_ns() - last) / 1e9;
+	return 0;
 }
 
 /* After a sort of r->node: a full quarantine that left the sort colliding

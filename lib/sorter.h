@@ -34,11 +34,23 @@ struct zs_tally {
 
 struct zs_sorter;
 
+/* A node's quarantine in this project's module, and the sorter's last
+ * compaction of the node for a full one (zs_sorter_quarantine). */
+struct zs_quarantine_state {
+	long long held_pages, limit_pages;
+	double compacted_ago_s;	/* -1: none this boot */
+};
+
 /* Resolves the backend and the target nodes. Fails only on bad policy (a
  * node list naming absent nodes, an unusable statedir); a machine without a
  * sorter gets backend "none" and zs_sorter_why says why. */
 int zs_sorter_open(const struct zs_policy *p, struct zs_sorter **out, char *err);
 void zs_sorter_close(struct zs_sorter *s);
+
+/* 0 and the node's quarantine when the kernel backend's module keeps one
+ * for it; -1 otherwise (another backend, a module without a quarantine).
+ * Reads only. */
+int zs_sorter_quarantine(struct zs_sorter *s, int node, struct zs_quarantine_state *out);
 
 enum zs_sorter_kind zs_sorter_backend(const struct zs_sorter *s);
 const char *zs_sorter_why(const struct zs_sorter *s);

@@ -47,6 +47,8 @@ struct node_state {
 	bool target;
 	bool works;
 	char detail[ZS_ERRLEN];
+	bool have_quarantine;
+	struct zs_quarantine_state quarantine;
 	struct free_slots fs;
 };
 
@@ -267,6 +269,19 @@ static void print_free_slots_json(const struct node_state *n, const struct zs_zo
 	putchar('}');
 }
 
+/* What the quarantine holds out of the free lists, and when the node was
+ * last compacted because it was full (that migrates the jobs' pages). */
+static void print_quarantine_human(const struct zs_quarantine_state *q)
+{
+	char ago[64] = "none this boot";
+
+	if (q->compacted_ago_s >= 0)
+		snprintf(ago, sizeof(ago), "%.0f s ago", q->compacted_ago_s);
+	printf("  quarantine: %lld of %lld pages held (%.1f%%); last compaction for a full quarantine: %s\n",
+	       q->held_pages, q->limit_pages,
+	       q->limit_pages ? 100.0 * (double)q->held_pages / (double)q->limit_pages : 0.0, ago);
+}
+
 static void print_human(const struct zs_sorter *s, const struct zs_memcache *mc, int nmc,
 			const struct node_state *ns, int nn, const struct zs_zone *zones,
 			bool histogram)
@@ -294,6 +309,8 @@ static void print_human(const struct zs_sorter *s, const struct zs_memcache *mc,
 		       ns[i].cache ? zs_format_size(ns[i].cache->size, c, sizeof(c)) : "none",
 		       ns[i].target ? "target" : "not a target", zs_sorter_kind_name(k),
 		       ns[i].works ? "works" : "unusable", ns[i].detail);
+		if (ns[i].have_quarantine)
+			print_quarantine_human(&ns[i].quarantine);
 		print_free_slots_human(&ns[i], zones, histogram);
 	}
 }
@@ -320,6 +337,18 @@ static void print_json(const struct zs_sorter *s, const struct zs_memcache *mc, 
 		       ns[i].cache ? (unsigned long long)ns[i].cache->size : 0ULL,
 		       ns[i].target ? "true" : "false", ns[i].works ? "true" : "false");
 		zs_json_string(stdout, ns[i].detail);
+		if (ns[i].have_quarantine) {
+			const struct zs_quarantine_state *q = &ns[i].quarantine;
+
+			printf(",\"quarantine\":{\"held_pages\":%lld,\"limit_pages\":%lld,\"compacted_ago_s\":",
+			       q->held_pages, q->limit_pages);
+			if (q->compacted_ago_s >= 0)
+				printf("%.3f}", q->compacted_ago_s);
+			else
+				printf("null}");
+		} else {
+			printf(",\"quarantine\":null");
+		}
 		print_free_slots_json(&ns[i], zones, histogram);
 		putchar('}');
 	}
@@ -378,6 +407,18 @@ static int write_prometheus(const char *dir, const struct zs_policy *p, const st
 				prom_numa_line(f, families[k][0], node, ns[i].node, "", v[k]);
 		}
 	}
+	zs_prom_family(f, "zonesort_quarantine_held_bytes", "gauge",
+		       "Free memory this project's module holds out of this NUMA node's free lists because it would collide in the memory-side cache, in bytes.");
+	for (int i = 0; i < nn; i++)
+		if (ns[i].have_quarantine)
+			prom_numa_line(f, "zonesort_quarantine_held_bytes", node, ns[i].node, "",
+				       (double)ns[i].quarantine.held_pages * (double)sysconf(_SC_PAGESIZE));
+	zs_prom_family(f, "zonesort_quarantine_limit_bytes", "gauge",
+		       "The most the module's quarantine holds on this NUMA node (quarantine_permille of the cache), in bytes.");
+	for (int i = 0; i < nn; i++)
+		if (ns[i].have_quarantine)
+			prom_numa_line(f, "zonesort_quarantine_limit_bytes", node, ns[i].node, "",
+				       (double)ns[i].quarantine.limit_pages * (double)sysconf(_SC_PAGESIZE));
 	clock_gettime(CLOCK_REALTIME, &now);
 	zs_prom_family(f, "zonesort_status_timestamp_seconds", "gauge",
 		       "When zonesort status wrote these figures, in seconds since the epoch.");
@@ -510,6 +551,7 @@ int cmd_status(int argc, char **argv)
 					      .cache = zs_memcache_find(mc, nmc, n),
 					      .target = targets && numa_bitmask_isbitset(targets, (unsigned)n) };
 		probe_backend(&policy, zs_sorter_backend(s), &ns[nn]);
+		ns[nn].have_quarantine = !zs_sorter_quarantine(s, n, &ns[nn].quarantine);
 		if ((g = zs_node_geom_find(geoms, ngeoms, n))) {
 			ns[nn].fs.geom = *g;
 			free_slots_compute(&ns[nn].fs, n, zones, nzones, have_zones ? NULL : zones_err,

@@ -100,6 +100,11 @@ nd_main_test() {
 	v=$(km_lines "$log" status_after)
 	like "$v" "sorter: kernel" "zonesort status after the jobs: the kernel sorter"
 	like "$v" "rc=0" "... and exits 0"
+	# The default limit, 1/8 of the cache's 65536 pages, and what the
+	# module's file said it held.
+	q=$(km_get "$log" module_quarantine)
+	like "$q" '^[0-9]+/8192$' "the module's quarantine file: held of a limit of 8192 pages (1/8 of 256 MiB)"
+	like "$v" "quarantine: ${q%/*} of 8192 pages held" "zonesort status shows the module's quarantine"
 
 	# Each job measured three ways.
 	nd_job_checks "$log" off; off=$ND_JOB_FRACTION
