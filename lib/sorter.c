@@ -597,7 +597,7 @@ void zs_tally_add(struct zs_tally *into, const struct zs_tally *t)
 
 const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len)
 {
-	char compacted[48] = "";
+	char compacted[64] = "";
 
 	/* Compactions migrate the job's pages: said whenever there were any. */
 	if (t->compacted)
