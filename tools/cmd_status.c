@@ -407,18 +407,21 @@ static int write_prometheus(const char *dir, const struct zs_policy *p, const st
 				prom_numa_line(f, families[k][0], node, ns[i].node, "", v[k]);
 		}
 	}
-	zs_prom_family(f, "zonesort_quarantine_held_bytes", "gauge",
-		       "Free memory this project's module holds out of this NUMA node's free lists because it would collide in the memory-side cache, in bytes.");
-	for (int i = 0; i < nn; i++)
-		if (ns[i].have_quarantine)
-			prom_numa_line(f, "zonesort_quarantine_held_bytes", node, ns[i].node, "",
-				       (double)ns[i].quarantine.held_pages * (double)sysconf(_SC_PAGESIZE));
-	zs_prom_family(f, "zonesort_quarantine_limit_bytes", "gauge",
-		       "The most the module's quarantine holds on this NUMA node (quarantine_permille of the cache), in bytes.");
-	for (int i = 0; i < nn; i++)
-		if (ns[i].have_quarantine)
-			prom_numa_line(f, "zonesort_quarantine_limit_bytes", node, ns[i].node, "",
-				       (double)ns[i].quarantine.limit_pages * (double)sysconf(_SC_PAGESIZE));
+	const char *const quarantine_families[][2] = {
+		{ "zonesort_quarantine_held_bytes", "Free memory this project's module holds out of this NUMA node's free lists because it would collide in the memory-side cache, in bytes." },
+		{ "zonesort_quarantine_limit_bytes", "The most the module's quarantine holds on this NUMA node (quarantine_permille of the cache), in bytes." },
+	};
+	for (unsigned k = 0; k < 2; k++) {
+		zs_prom_family(f, quarantine_families[k][0], "gauge", quarantine_families[k][1]);
+		for (int i = 0; i < nn; i++) {
+			const struct zs_quarantine_state *q = &ns[i].quarantine;
+			long long pages = k ? q->limit_pages : q->held_pages;
+
+			if (ns[i].have_quarantine)
+				prom_numa_line(f, quarantine_families[k][0], node, ns[i].node, "",
+					       (double)pages * (double)sysconf(_SC_PAGESIZE));
+		}
+	}
 	clock_gettime(CLOCK_REALTIME, &now);
 	zs_prom_family(f, "zonesort_status_timestamp_seconds", "gauge",
 		       "When zonesort status wrote these figures, in seconds since the epoch.");
