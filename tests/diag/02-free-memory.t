@@ -140,8 +140,8 @@ plain=$("$Z" status --json "$ST")
 is "$(jq -c 'keys' <<< "$plain")" '["memory_side_caches","nodes","sorter","targets","version","why"]' \
 	"top-level JSON keys unchanged"
 is "$(jq -c '.nodes[0] | keys' <<< "$plain")" \
-	'["cache_size","detail","free","free_slots","memory","node","target","works"]' \
-	"node keys: the old ones plus free_slots"
+	'["cache_size","detail","free","free_slots","memory","node","quarantine","target","works"]' \
+	"node keys: the old ones plus free_slots and quarantine"
 is "$(jq -c '.nodes[0].free_slots' <<< "$plain")" null \
 	"no cache here and none assumed: free_slots is null"
 human=$("$Z" status "$ST")
