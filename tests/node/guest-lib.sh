@@ -276,22 +276,27 @@ gn_long_round() {
 
 # _gn_diag_before K, _gn_diag_after K RESULT: for the rounds of the cycles
 # (K - 1) listed in ZS_DIAG_CYCLES, a diagnosis: the free lists as the
-# module's debugfs dump shows them right before the allocation (with
-# /proc/pagetypeinfo and kpageflags, zsbound's checks of the dump), the
-# frames the job got, and zsbound's (ZS_ZSBOUND, tests/kmod) reading of
-# both: "predicted", what the lists in their dumped order would have
-# given, against "measured", what the job got; with the quarantine's
-# figures of the sort before. Prints "ZSTEST diag_K=..." lines (not
-# "long_K=", which the decay figures read).
+# module's debugfs dump shows them right before the allocation, the frames
+# the job got, and zsbound's (ZS_ZSBOUND, tests/kmod) reading of both:
+# "predicted", what the lists in their dumped order would have given,
+# against "measured", what the job got; with the quarantine's figures of
+# the sort before and how long the dump held the allocation back
+# (dump_ms). Only the free lists are dumped (zsbound's checks against
+# /proc/pagetypeinfo and kpageflags get empty files): reading kpageflags
+# takes long enough under TCG to change what it looks at. Prints
+# "ZSTEST diag_K=..." lines (not "long_K=", which the decay figures read).
 _gn_diag_wanted() { [[ " ${ZS_DIAG_CYCLES//,/ } " == *" $(($1 - 1)) "* ]] && [ -x "${ZS_ZSBOUND:-}" ]; }
 _gn_diag_before() {
-	local d=$GN_LONG/diag.$1
+	local d=$GN_LONG/diag.$1 t0
 	_gn_diag_wanted "$1" || return 0
 	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 	mkdir -p "$d" && touch "$GN_LONG/keep-pfns"
+	t0=$(_gn_uptime_ns)
+	cp /sys/kernel/debug/zonesort/freelists "$d/freelists" || M "diag_$1=dump-failed"
+	GN_DIAG_MS=$((($(_gn_uptime_ns) - t0) / 1000000))
 	cp /sys/kernel/zone_sort_free_pages/quarantine "$d/quarantine"
-	cp /sys/kernel/debug/zonesort/freelists "$d/freelists" && cp /proc/pagetypeinfo "$d/pagetypeinfo" &&
-		cp /proc/kpageflags "$d/kpageflags" || M "diag_$1=dump-failed"
+	: > "$d/pagetypeinfo"
+	: > "$d/kpageflags"
 }
 _gn_diag_after() {
 	local d=$GN_LONG/diag.$1 cpu
@@ -299,7 +304,7 @@ _gn_diag_after() {
 	rm -f "$GN_LONG/keep-pfns"
 	cpu=$(_gn_field "$2" cpu0)
 	mv "$GN_LONG/pfns.$1" "$d/pfns" || { M "diag_$1=no-pfns"; return 0; }
-	M "diag_$1=ok cpu=$cpu $("$ZS_ZSBOUND" "$d" $((ZS_CACHE_BYTES / 4096)) 1 $((ZS_HALF / 4096)) "${cpu:-0}" base 2>&1 | tr '\n' ' ')"
+	M "diag_$1=ok cpu=$cpu dump_ms=$GN_DIAG_MS $("$ZS_ZSBOUND" "$d" $((ZS_CACHE_BYTES / 4096)) 1 $((ZS_HALF / 4096)) "${cpu:-0}" base 2>&1 | tr '\n' ' ')"
 	M "diag_$1_quarantine $(grep -E '^last_|^node=' "$d/quarantine" | tr '\n' ' ')"
 	rm -rf "$d"
 }
