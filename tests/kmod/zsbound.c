@@ -41,11 +41,13 @@
  * in blocks of the largest order), thp_pages (free movable pages in
  * blocks of the huge-page order and up), zone, pcp_movable (movable
  * order-0 pages in node 0's per-CPU lists, at most 256 a list: what the
- * module's last_pcp_pages counts), and the checks above.
+ * module's last_pcp_pages counts), where the lists as dumped lose against
+ * the bound (part_order ..., see where_lost), and the checks above.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -452,6 +454,47 @@ static uint64_t predicted(struct list **seq, int nseq, uint64_t slots, uint64_t 
 	return cost;
 }
 
+/*
+ * Where the lists as dumped lose: the list the allocation consumes in part
+ * (part_order), how many of its blocks the allocation takes (part_taken),
+ * and how many of those, in the dumped order, did not fit the load of
+ * everything handed out before them (part_unfit; first at part_first_unfit,
+ * counted from the head). Lists consumed whole cost the same in any order,
+ * so a predicted fraction above the bound comes from this list, and unfit
+ * blocks near its head mean it is not in the order a sort leaves.
+ */
+static void where_lost(struct list **seq, int nseq, uint64_t slots, uint64_t ways, uint64_t want)
+{
+	uint32_t *count = xcalloc(slots, sizeof(*count));
+	uint64_t taken = 0, unfit = 0, first_unfit = 0, part_taken = 0;
+	int part = -1;
+
+	for (int k = 0; k < nseq && taken < want; k++) {
+		struct list *l = seq[k];
+		bool whole = taken + ((uint64_t)l->n << l->order) <= want;
+
+		for (size_t i = 0; i < l->n && taken < want; i++) {
+			uint64_t size = 1ULL << l->order, j;
+			bool fits = true;
+
+			for (j = 0; j < size; j++)
+				fits = fits && count[(l->pfn[i] + j) % slots] < ways;
+			for (j = 0; j < size && taken < want; j++, taken++)
+				count[(l->pfn[i] + j) % slots]++;
+			if (whole)
+				continue;
+			part = l->order;
+			part_taken++;
+			if (!fits && !unfit++)
+				first_unfit = part_taken;
+		}
+	}
+	printf(" part_order=%d part_taken=%llu part_unfit=%llu part_first_unfit=%llu", part,
+	       (unsigned long long)part_taken, (unsigned long long)unfit,
+	       (unsigned long long)first_unfit);
+	free(count);
+}
+
 /* P(Binomial(n, p) >= k). */
 static double binom_tail(uint64_t n, double p, uint64_t k)
 {
@@ -565,6 +608,7 @@ int main(int argc, char **argv)
 	printf("bound=%.6f measured=%.6f random=%.6f", lower_bound(seq, nseq, slots, ways, want, &short_by) / want,
 	       npfn ? (double)measured / npfn : 0, random);
 	printf(" predicted=%.6f", (double)predicted(seq, nseq, slots, ways, want) / want);
+	where_lost(seq, nseq, slots, ways, want);
 	printf(" short_pages=%llu free_pages=%llu order_top_share=%.4f thp_pages=%llu zone=%s cpu=%d",
 	       (unsigned long long)short_by, (unsigned long long)free_pages,
 	       free_pages ? (double)top_pages / free_pages : 0, (unsigned long long)thp_pages, zone, cpu);
