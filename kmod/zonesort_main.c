@@ -255,7 +255,7 @@ static int zs_geometry(int nid, u64 *size, struct zsp_geom *geom, bool quiet)
  * Statistics.
  */
 static struct {
-	atomic64_t sorts, failed, moved, vanished, cut, total_ns, max_hold_ns;
+	atomic64_t sorts, failed, moved, vanished, cut, total_ns, max_hold_ns, settled;
 	atomic64_t last_ns, last_hold_ns, last_free_pages, last_pcp_pages, last_pcp_thp_pages;
 	atomic_t last_node, before_ppm, after_ppm, max_pcp_hold_entries;
 	char last_sorter[TASK_COMM_LEN];	/* who ran the last sort, under zs_stats_lock */
@@ -386,9 +386,18 @@ static struct zs_run zs_run_state;
 /* Sets up the run for node nid: 0, or the geometry's error, or -ENOMEM
  * when the tables could not be grown to it. The two estimated
  * allocations take half_caches[i] halves of the cache's pages. */
+static void zs_est_begin(struct zs_run *r, const unsigned int half_caches[2])
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		zsp_conflict_init(&r->est[i], &r->g, r->g.colors * r->g.ways * half_caches[i] / 2,
+				  zs_scratch.counts + i * r->g.nslots);
+}
+
 static int zs_run_begin(struct zs_run *r, int nid, u64 *size, const unsigned int half_caches[2])
 {
-	int err, i;
+	int err;
 
 	memset(r, 0, sizeof(*r));
 	r->nid = nid;
@@ -402,9 +411,7 @@ static int zs_run_begin(struct zs_run *r, int nid, u64 *size, const unsigned int
 	r->tmp = zs_scratch.tmp;
 	r->cap = zs_scratch.nblocks;
 	zsp_init(&r->st, &r->g, zs_scratch.stmem);
-	for (i = 0; i < 2; i++)
-		zsp_conflict_init(&r->est[i], &r->g, r->g.colors * r->g.ways * half_caches[i] / 2,
-				  zs_scratch.counts + i * r->g.nslots);
+	zs_est_begin(r, half_caches);
 	return 0;
 }
 
@@ -782,7 +789,7 @@ static int zs_sort_node(int nid)
 	ktime_t t0 = ktime_get();
 	u64 size;
 	s64 ns;
-	int err;
+	int err, before_ppm;
 
 	atomic64_set(&zs_stats.last_free_pages, zs_node_free_pages(nid));
 	err = zs_run_begin(r, nid, &size, halves);
@@ -791,6 +798,21 @@ static int zs_sort_node(int nid)
 	zsq_sort_begin(nid, &r->g);
 	zs_walk_node(r, true);
 	zsq_sort_end(nid);
+	before_ppm = zsp_conflict_ppm(&r->est[0]);
+	/*
+	 * Blocks the quarantine gave back reach the free lists through the
+	 * per-CPU lists, and merge there, while the lists before them are
+	 * already in order: in a decay round that gave back 11 834 of 16 253
+	 * held pages the lists allowed 2.0% and handed out 7.7% in the order
+	 * they had. Such a sort orders the lists once more as they now are,
+	 * the quarantine left as it is; the estimate after is that walk's.
+	 */
+	if (!r->err && zsq_settle(nid)) {
+		zs_est_begin(r, halves);
+		r->free_pages = r->pcp_pages = r->pcp_thp_pages = 0;
+		zs_walk_node(r, true);
+		atomic64_inc(&zs_stats.settled);
+	}
 	err = r->err;
 	ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
 	atomic64_add(r->moved, &zs_stats.moved);
@@ -805,7 +827,7 @@ static int zs_sort_node(int nid)
 	if (r->max_pcp_entries > (unsigned int)atomic_read(&zs_stats.max_pcp_hold_entries))
 		atomic_set(&zs_stats.max_pcp_hold_entries, r->max_pcp_entries);
 	atomic_set(&zs_stats.last_node, nid);
-	atomic_set(&zs_stats.before_ppm, zsp_conflict_ppm(&r->est[0]));
+	atomic_set(&zs_stats.before_ppm, before_ppm);
 	atomic_set(&zs_stats.after_ppm, zsp_conflict_ppm(&r->est[1]));
 	spin_lock(&zs_stats_lock);
 	get_task_comm(zs_stats.last_sorter, current);
@@ -926,6 +948,7 @@ static ssize_t stats_show(struct kobject *k, struct kobj_attribute *a, char *buf
 	return sysfs_emit(buf,
 			  "version=%s\n"
 			  "sorts=%lld\n"
+			  "sorts_settled=%lld\n"
 			  "failed=%lld\n"
 			  "blocks_moved=%lld\n"
 			  "blocks_vanished=%lld\n"
@@ -947,7 +970,8 @@ static ssize_t stats_show(struct kobject *k, struct kobj_attribute *a, char *buf
 			  "scratch_blocks=%zu\n"
 			  "sort_interval=%u\n",
 			  ZS_VERSION,
-			  atomic64_read(&zs_stats.sorts), atomic64_read(&zs_stats.failed),
+			  atomic64_read(&zs_stats.sorts), atomic64_read(&zs_stats.settled),
+			  atomic64_read(&zs_stats.failed),
 			  atomic64_read(&zs_stats.moved), atomic64_read(&zs_stats.vanished),
 			  atomic64_read(&zs_stats.cut),
 			  atomic64_read(&zs_stats.total_ns), atomic64_read(&zs_stats.last_ns),

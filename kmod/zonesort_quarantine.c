@@ -536,6 +536,21 @@ void zsq_sort_end(int nid)
 	zsq_collect(&qn->old, &out, ULONG_MAX, 0, ULONG_MAX, &pages);
 	spin_unlock(&qn->lock);
 	zsq_give_back(nid, &out);
+	zsq_run.given_back += pages;
+}
+
+bool zsq_settle(int nid)
+{
+	pg_data_t *pgdat = NODE_DATA(nid);
+	int zi;
+
+	if (zsq_run.nid != nid || !zsq_run.given_back)
+		return false;
+	for (zi = 0; zi < MAX_NR_ZONES; zi++)
+		if (populated_zone(&pgdat->node_zones[zi]))
+			zsq_drain(&pgdat->node_zones[zi]);
+	zsq_run.on = false;
+	return true;
 }
 
 /* ------------------------------------------------------------------------

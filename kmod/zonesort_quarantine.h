@@ -35,6 +35,11 @@ size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u64 
  * back. */
 void zsq_sort_end(int nid);
 
+/* After zsq_sort_end: true when the sort gave blocks back. The per-CPU
+ * lists are then drained into the free lists, and the quarantine stays as
+ * it is (nothing picked, taken or given back) for one more walk. */
+bool zsq_settle(int nid);
+
 /* Adds the "quarantine" file to the module's sysfs directory; registers the
  * shrinker and the memory-offline notifier. */
 int zsq_init(struct kobject *dir);
@@ -55,6 +60,11 @@ static inline size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u
 
 static inline void zsq_sort_end(int nid)
 {
+}
+
+static inline bool zsq_settle(int nid)
+{
+	return false;
 }
 
 static inline int zsq_init(struct kobject *dir)
