@@ -32,8 +32,15 @@ if [ -n "$helper_pid" ]; then
 	env_of_helper=$(tr '\0' '\n' < /proc/"$helper_pid"/environ)
 	is "$(printf '%s\n' "$env_of_helper" | sort | tr '\n' ' ')" "LC_ALL=C PATH=/usr/sbin:/usr/bin:/sbin:/bin " \
 		"the helper's environment is the fixed minimal one"
-	is "$(ls /proc/"$helper_pid"/fd | wc -l) $(ls /proc/"$helper_pid"/fd | sort -n | head -3 | tr '\n' ' ')" "5 0 1 2 " \
-		"the helper holds only stdin, its report pipe, its pidfd and the checked state directory"
+	# What its descriptors point to: stdin (/dev/null), its report pipe,
+	# its pidfd, the checked state directory, and for a moment (twice a
+	# second) /proc/vmstat and its step's statm. Anything else is a leak.
+	kinds=$(for fd in /proc/"$helper_pid"/fd/*; do readlink "$fd"; done |
+		sed -E "s#^/dev/null\$#null#; s#^pipe:.*#pipe#; s#^anon_inode:\\[pidfd\\]\$#pidfd#;
+			s#^$SC_STATE\$#state#; s#^/proc/vmstat\$#vmstat#; s#^/proc/[0-9]+/statm\$#statm#" |
+		sort -u | tr '\n' ' ')
+	like "$kinds" '^(null )?pidfd pipe (state )?((statm|vmstat) )*$' \
+		"the helper holds only stdin, its report pipe, its pidfd and the checked state directory ($kinds)"
 fi
 wait $srun_pid
 JOB=$(cat "$work/job")
