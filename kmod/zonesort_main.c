@@ -383,9 +383,8 @@ struct zs_run {
 
 static struct zs_run zs_run_state;
 
-/* Sets up the run for node nid: 0, or the geometry's error, or -ENOMEM
- * when the tables could not be grown to it. The two estimated
- * allocations take half_caches[i] halves of the cache's pages. */
+/* Empties the two estimated allocations, of half_caches[i] halves of the
+ * cache's pages each. */
 static void zs_est_begin(struct zs_run *r, const unsigned int half_caches[2])
 {
 	int i;
@@ -395,6 +394,8 @@ static void zs_est_begin(struct zs_run *r, const unsigned int half_caches[2])
 				  zs_scratch.counts + i * r->g.nslots);
 }
 
+/* Sets up the run for node nid: 0, or the geometry's error, or -ENOMEM
+ * when the tables could not be grown to it. */
 static int zs_run_begin(struct zs_run *r, int nid, u64 *size, const unsigned int half_caches[2])
 {
 	int err;
