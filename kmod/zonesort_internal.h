@@ -29,6 +29,9 @@ void zs_test_check(void);
 /* The entries a walk records per lock hold: batch, or fewer when the
  * test_batch parameter says so (a walk then resumes on short lists too). */
 unsigned int zs_test_batch(unsigned int batch);
+/* True while the test_refuse_contig parameter is 1: the quarantine then
+ * treats every alloc_contig_range() as refused (a busy pageblock). */
+bool zs_test_refuse_contig(void);
 #else
 static inline void zs_test_resume(struct zone *zone, struct page *page, unsigned int order, int mt)
 {
@@ -41,6 +44,11 @@ static inline void zs_test_check(void)
 static inline unsigned int zs_test_batch(unsigned int batch)
 {
 	return batch;
+}
+
+static inline bool zs_test_refuse_contig(void)
+{
+	return false;
 }
 #endif
 

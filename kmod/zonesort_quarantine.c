@@ -14,13 +14,13 @@
  *
  * Taking a given free block: alloc_contig_range() (or its frozen form)
  * on exactly its pfn range is the exported way to allocate one particular
- * block. An allocation of the block's order after moving it to its list
- * head would return whatever heads this CPU's per-CPU list instead (orders
- * up to 3 and pageblock order go through those lists). The block is checked to
- * be free, on a movable pageblock (alloc_contig_range would otherwise
- * retype the pageblock) before the call; a block allocated meanwhile
- * makes the call fail or migrate that one page, as for CMA. The call also
- * drains the zone's per-CPU lists into the free lists.
+ * block. The block is checked to be free, on a movable pageblock
+ * (alloc_contig_range would otherwise retype the pageblock) before the
+ * call; a block allocated meanwhile makes the call fail or migrate that
+ * one page, as for CMA. The call also drains the zone's per-CPU lists
+ * into the free lists. Where it refuses (the pageblock holds a page
+ * isolation cannot move), the block is moved to its list head and
+ * allocated at its order (zsq_take_head).
  *
  * Held blocks hang on a per-node list through their head page's lru, the
  * order in page_private (the owner's fields of an allocated page), kept
@@ -105,9 +105,18 @@ module_param_cb(quarantine_permille, &zsq_permille_ops, &zsq_permille, 0644);
 MODULE_PARM_DESC(quarantine_permille,
 		 "most pages held per node, per mille of the cache's pages (0-500, default 125)");
 
+/* page_private of a held block's head page: its order, and this bit when
+ * it is held as plain allocated pages (zsq_take_head). */
+#define ZSQ_PLAIN 0x100
+
+static unsigned int zsq_order(struct page *page)
+{
+	return page_private(page) & (ZSQ_PLAIN - 1);
+}
+
 struct zsq_node {
 	spinlock_t lock;
-	struct list_head blocks;	/* head pages; order in page_private */
+	struct list_head blocks;	/* head pages; page_private: see ZSQ_PLAIN */
 	struct list_head old;		/* held before the running sort, its
 					 * list not picked yet */
 	unsigned long pages, nblocks;	/* on both lists and being picked */
@@ -119,8 +128,9 @@ static struct zsq_node *zsq_nodes;	/* nr_node_ids entries */
 static struct {
 	atomic64_t taken, released, shrunk;
 	/* blocks not taken: gone from the lists, on a pageblock of another
-	 * type, or refused by the allocator (busy pageblock) */
-	atomic64_t gone, pageblock, refused;
+	 * type; refused by alloc_contig_range (busy pageblock), and of
+	 * those, taken at their list head or lost to a race there */
+	atomic64_t gone, pageblock, refused, at_head, head_races;
 } zsq_stats;
 
 /* The sort in progress or the last one; written only with the sort mutex
@@ -244,7 +254,7 @@ static void zsq_collect(struct list_head *list, struct list_head *out, unsigned 
 	struct page *page, *next;
 
 	list_for_each_entry_safe(page, next, list, lru) {
-		unsigned long pfn = page_to_pfn(page), size = 1UL << page_private(page);
+		unsigned long pfn = page_to_pfn(page), size = 1UL << zsq_order(page);
 
 		if (*pages >= max_pages)
 			break;
@@ -264,7 +274,7 @@ static void zsq_give_back(int nid, struct list_head *list)
 	unsigned long pages = 0, nblocks = 0;
 
 	list_for_each_entry(page, list, lru) {
-		pages += 1UL << page_private(page);
+		pages += 1UL << zsq_order(page);
 		nblocks++;
 	}
 	if (!nblocks)
@@ -274,11 +284,18 @@ static void zsq_give_back(int nid, struct list_head *list)
 	qn->nblocks -= nblocks;
 	spin_unlock(&qn->lock);
 	list_for_each_entry_safe(page, next, list, lru) {
-		unsigned int order = page_private(page);
+		unsigned int order = zsq_order(page);
+		bool plain = page_private(page) & ZSQ_PLAIN;
+		unsigned long i;
 
 		list_del_init(&page->lru);
 		set_page_private(page, 0);
-		zsq_unhold(page_to_pfn(page), order);
+		if (!plain) {
+			zsq_unhold(page_to_pfn(page), order);
+			continue;
+		}
+		for (i = 0; i < 1UL << order; i++)
+			__free_page(pfn_to_page(page_to_pfn(page) + i));
 	}
 	atomic64_add(pages, &zsq_stats.released);
 }
@@ -315,12 +332,73 @@ static unsigned long zsq_release_all(void)
  * Taking blocks during a sort.
  */
 
+/* The zone modifiers that make a movable allocation start at zone. */
+static gfp_t zsq_zone_gfp(struct zone *zone)
+{
+	switch (zone_idx(zone)) {
+#ifdef CONFIG_ZONE_DMA
+	case ZONE_DMA:
+		return __GFP_MOVABLE | __GFP_DMA;
+#endif
+#ifdef CONFIG_ZONE_DMA32
+	case ZONE_DMA32:
+		return __GFP_MOVABLE | __GFP_DMA32;
+#endif
+	case ZONE_MOVABLE:
+		return __GFP_MOVABLE | __GFP_HIGHMEM;
+	default:
+		return __GFP_MOVABLE;
+	}
+}
+
+/*
+ * Takes a free block alloc_contig_range() refused. Isolation checks the
+ * whole pageblock, and once compaction has emptied a movable pageblock
+ * around pages it cannot move (page tables, slab that fell back there),
+ * every free block in it is refused: decay rounds after a compaction saw
+ * some 25 refusals a sort, each a colliding block left for the next
+ * allocation. Moved to the head of its list, the block is what an
+ * allocation of its order from this zone gets, unless this CPU's per-CPU
+ * list of that order has a block (handed out first) or another CPU takes
+ * the head meanwhile: then we got another block, and give it back at
+ * once. Its pageblock cannot be isolated anyway, so the block is held as
+ * plain allocated pages (ZSQ_PLAIN), not marked movable or frozen.
+ */
+static bool zsq_take_head(struct zone *zone, struct page *page, unsigned int order)
+{
+	gfp_t gfp = GFP_NOWAIT | __GFP_THISNODE | __GFP_NOWARN | zsq_zone_gfp(zone);
+	unsigned long flags;
+	struct page *got;
+	bool free;
+
+	spin_lock_irqsave(&zone->lock, flags);
+	free = PageBuddy(page) && page_private(page) == order &&
+	       zs_pageblock_mt(page_to_pfn(page)) == MIGRATE_MOVABLE;
+	if (free)
+		list_move(&page->ZS_LINK, &zone->free_area[order].free_list[MIGRATE_MOVABLE]);
+	spin_unlock_irqrestore(&zone->lock, flags);
+	if (!free)
+		return false;
+	got = alloc_pages_node(zone_to_nid(zone), gfp, order);
+	if (!got)
+		return false;
+	if (got != page) {
+		__free_pages(got, order);
+		atomic64_inc(&zsq_stats.head_races);
+		return false;
+	}
+	split_page(got, order);
+	atomic64_inc(&zsq_stats.at_head);
+	return true;
+}
+
 /* Takes the free block of 2^order pages at pfn; false if it is no longer
  * such a block or the allocator refused. */
 static bool zsq_take(struct zone *zone, unsigned long pfn, unsigned int order)
 {
 	struct zsq_node *qn = &zsq_nodes[zsq_run.nid];
 	struct page *page = pfn_to_online_page(pfn);
+	unsigned long plain = 0;
 	int err;
 
 	/* Unlocked reads: a hint only, alloc_contig_range() decides. */
@@ -333,12 +411,14 @@ static bool zsq_take(struct zone *zone, unsigned long pfn, unsigned int order)
 		return false;
 	}
 	zsq_run.calls++;
-	err = zsq_hold(pfn, order);
+	err = zs_test_refuse_contig() ? -EBUSY : zsq_hold(pfn, order);
 	if (err) {
 		atomic64_inc(&zsq_stats.refused);
-		return false;
+		if (!zsq_take_head(zone, page, order))
+			return false;
+		plain = ZSQ_PLAIN;
 	}
-	set_page_private(page, order);
+	set_page_private(page, order | plain);
 	spin_lock(&qn->lock);
 	list_add_tail(&page->lru, &qn->blocks);
 	qn->pages += 1UL << order;
@@ -431,7 +511,7 @@ static size_t zsq_pull(struct zone *zone, unsigned int order, struct list_head *
 	list_for_each_entry_safe(page, next, &qn->old, lru) {
 		if (n == max)
 			break;
-		if (page_private(page) != order || page_zone(page) != zone)
+		if (zsq_order(page) != order || page_zone(page) != zone)
 			continue;
 		list_move_tail(&page->lru, mine);
 		pfns[n++] = page_to_pfn(page);
@@ -651,6 +731,8 @@ static ssize_t quarantine_show(struct kobject *k, struct kobj_attribute *a, char
 			 "not_taken_gone=%lld\n"
 			 "not_taken_pageblock=%lld\n"
 			 "not_taken_refused=%lld\n"
+			 "refused_taken_at_head=%lld\n"
+			 "refused_lost_at_head=%lld\n"
 			 "last_node=%d\n"
 			 "last_taken_pages=%lu\n"
 			 "last_kept_pages=%lu\n"
@@ -663,6 +745,7 @@ static ssize_t quarantine_show(struct kobject *k, struct kobj_attribute *a, char
 			 atomic64_read(&zsq_stats.taken), atomic64_read(&zsq_stats.released),
 			 atomic64_read(&zsq_stats.shrunk), atomic64_read(&zsq_stats.gone),
 			 atomic64_read(&zsq_stats.pageblock), atomic64_read(&zsq_stats.refused),
+			 atomic64_read(&zsq_stats.at_head), atomic64_read(&zsq_stats.head_races),
 			 READ_ONCE(zsq_run.nid),
 			 READ_ONCE(zsq_run.taken), READ_ONCE(zsq_run.kept),
 			 READ_ONCE(zsq_run.given_back), READ_ONCE(zsq_run.calls),

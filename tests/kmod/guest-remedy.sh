@@ -4,8 +4,11 @@
 # pages) side by side: unsorted, sort alone, sort with
 # the module's quarantine, compaction then sort, compaction then sort with
 # quarantine. Huge-page jobs map their memory with MADV_HUGEPAGE (zstest
-# measure --thp), THP defrag off. Then checks what the quarantine holds and that it gives it
-# back: on demand, under memory pressure, on unload.
+# measure --thp), THP defrag off. With the test build packed as
+# /zonesort-hooks.ko, the quarantine once more with every
+# alloc_contig_range() refused, taking blocks at their list head. Then
+# checks what the quarantine holds and that it gives it back: on demand,
+# under memory pressure, on unload.
 #
 # Markers: "ZSTEST key=value ..." values; "ZSTEST_FAIL why" and exit 1 when
 # a step fails (the host test fails on it).
@@ -136,6 +139,29 @@ while [ $i -lt "$ROUNDS" ]; do
 	qth=$(qget last_taken_pages)
 	M r${i}_quar_4k=$q4 r${i}_quar_thp=$qt r${i}_quar_thp_huge=$qtk r${i}_quar_est_ppm=$qest \
 		r${i}_quar_thp_taken_pages=$qth
+
+	# Blocks alloc_contig_range() refuses (a pageblock holding a page
+	# that cannot move) are taken at their list head instead: the test
+	# build makes it refuse every block, so every take goes that way.
+	if [ -e /zonesort-hooks.ko ]; then
+		put $Q release
+		rmmod zonesort > /tmp/rmmod 2>&1 || fail "rmmod: $(cat /tmp/rmmod)"
+		insmod /zonesort-hooks.ko > /tmp/insmod 2>&1 || fail "insmod hooks: $(cat /tmp/insmod)"
+		[ -z "${ZS_REMEDY_PERMILLE:-}" ] || put $P/quarantine_permille "$ZS_REMEDY_PERMILLE"
+		put $P/test_refuse_contig Y
+		h4=$(meas 4k sort) || exit 1
+		hh=$(qget held_pages)
+		f0=$(memfree_kb)
+		put $Q release
+		f1=$(memfree_kb)
+		M r${i}_head_4k=$h4 r${i}_head_est_ppm=$(est) r${i}_head_calls=$(qget last_take_calls) \
+			r${i}_head_refused=$(qget not_taken_refused) r${i}_head_taken=$(qget refused_taken_at_head) \
+			r${i}_head_lost=$(qget refused_lost_at_head) r${i}_head_held_pages=$hh \
+			r${i}_head_release_held=$(qget held_pages) r${i}_head_release_gain_kb=$((f1 - f0))
+		rmmod zonesort > /tmp/rmmod 2>&1 || fail "rmmod hooks: $(cat /tmp/rmmod)"
+		insmod /zonesort.ko > /tmp/insmod 2>&1 || fail "insmod: $(cat /tmp/insmod)"
+		[ -z "${ZS_REMEDY_PERMILLE:-}" ] || put $P/quarantine_permille "$ZS_REMEDY_PERMILLE"
+	fi
 
 	put $Q release
 	put $P/quarantine N
