@@ -193,7 +193,8 @@ _gn_quarantine() {
 			for (i in w) { split(w[i], kv, "="); if (kv[1] == "held_pages") h = kv[2]; if (kv[1] == "limit_pages") l = kv[2] } }
 		$1 == "enabled" { e = $2 } $1 == "last_taken_pages" { t = $2 } $1 == "last_take_failed" { f = $2 }
 		$1 == "not_taken_pageblock" { pb = $2 } $1 == "not_taken_refused" { r = $2 }
-		END { printf "quar_enabled=%s quar_held=%s quar_limit=%s quar_last_taken=%s quar_last_failed=%s quar_not_taken_pageblock=%s quar_refused=%s", e, h, l, t, f, pb, r }' $q
+		$1 == "refused_taken_at_head" { a = $2 }
+		END { printf "quar_enabled=%s quar_held=%s quar_limit=%s quar_last_taken=%s quar_last_failed=%s quar_not_taken_pageblock=%s quar_refused=%s quar_refused_taken_at_head=%s", e, h, l, t, f, pb, r, a }' $q
 }
 
 # _gn_vm: the node's page frees, reclaimed pages, pages isolated for
