@@ -37,7 +37,9 @@ for node in "${ZS_NODE_NAMES[@]}"; do
 	num_ok "$node: nobody's job was sorted in the prolog and periodically (got $sorts)" "$sorts >= 2"
 done
 summaries_like "$JOB" prolog 'zonesort=every 1 s, 1 sort' "prolog sorted as root"
-summaries_like "$JOB" 'step 0' 'zonesort=every 1 s, [1-3] sorts' "periodic sorts ran"
+# How many depends on how long slurmstepd takes to start and end the step
+# on a loaded machine; that they ran at all is what matters here.
+summaries_like "$JOB" 'step 0' 'zonesort=every 1 s, [1-9][0-9]* sorts?,' "periodic sorts ran"
 ok "the user's helper was never run" test ! -e "$evil/pwned"
 
 # Forged option values in the environment are validated like the option.
