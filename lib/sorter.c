@@ -27,6 +27,7 @@ struct zs_sorter {
 	bool discovered;
 	int statefd;			/* the checked state directory, or -1 */
 	long long last_start_ns;	/* when this sorter's last sort began */
+	bool compaction_held;		/* see zs_sorter_hold_compaction */
 };
 
 /* The state directory, checked and opened once per sorter. */
@@ -444,6 +445,12 @@ static void refresh_full(struct zs_sorter *s, struct zs_node_result *r)
 	last = stamp_read(s, r->node, "compacted");
 	if (last >= 0 && now - last < (long long)s->policy.compact_interval * 1000000000LL)
 		return;
+	if (s->compaction_held) {
+		snprintf(r->msg, sizeof(r->msg),
+			 "quarantine full, %.1f%% colliding: compaction held back while memory is busy",
+			 (double)ppm / 1e4);
+		return;
+	}
 	/* Stamped first: a compaction that fails is not retried at once. */
 	stamp(s, r->node, "compacted", now);
 	snprintf(path, sizeof(path), "%s/quarantine", s->policy.sysfs);
@@ -518,6 +525,11 @@ static void count(struct zs_tally *t, const struct zs_node_result *r)
 	}
 	t->compacted += r->compacted;
 	t->seconds += r->seconds;
+}
+
+void zs_sorter_hold_compaction(struct zs_sorter *s, bool hold)
+{
+	s->compaction_held = hold;
 }
 
 int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *tally,

@@ -65,6 +65,14 @@ typedef void (*zs_node_report_fn)(void *ctx, const struct zs_node_result *r);
 int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *tally,
 		   zs_node_report_fn report, void *ctx);
 
+/* While held, a full quarantine is not compacted: its node is only sorted,
+ * and the first sort after the hold is lifted compacts it (compact_interval
+ * counts from compactions that happened). The periodic helper holds it for
+ * a sort it could not keep out of an allocation: compaction then would
+ * migrate the pages the allocation already has and hand the rest of it the
+ * blocks compaction just made, in no order of ours. */
+void zs_sorter_hold_compaction(struct zs_sorter *s, bool hold);
+
 const char *zs_outcome_name(enum zs_outcome o);
 
 /* When the last sort this sorter made began (CLOCK_BOOTTIME ns), or -1. */

@@ -172,8 +172,9 @@ static bool quiet_window(const struct memory_now *a, const struct memory_now *b,
 }
 
 /* Waits until the deadline, then on while memory is being allocated or
- * freed in bulk (at most max_wait more seconds). */
-static void wait_quiet(double deadline, double max_wait, pid_t parent, int pidfd,
+ * freed in bulk (at most max_wait more seconds). False when it gave up
+ * waiting: memory is still busy. */
+static bool wait_quiet(double deadline, double max_wait, pid_t parent, int pidfd,
 			 const sigset_t *unblocked)
 {
 	struct memory_now before, after;
@@ -184,16 +185,18 @@ static void wait_quiet(double deadline, double max_wait, pid_t parent, int pidfd
 	/* Sampling starts early enough for a quiet machine to sort on time. */
 	wait_until(deadline - QUIET_WINDOWS * QUIET_WINDOW, parent, pidfd, unblocked);
 	if (memory_now(parent, &before, &pages))
-		return;
+		return true;
 	for (double t = deadline - (QUIET_WINDOWS - 1) * QUIET_WINDOW;; t += QUIET_WINDOW) {
 		wait_until(t, parent, pidfd, unblocked);
 		if (stop_requested || !parent_alive(parent, pidfd))
-			break;
+			return true;
 		if (memory_now(parent, &after, NULL))
-			break;
+			return true;
 		quiet = quiet_window(&before, &after, pages) ? quiet + 1 : 0;
-		if ((quiet >= QUIET_WINDOWS && t >= deadline) || zs_now() >= give_up)
-			break;
+		if (quiet >= QUIET_WINDOWS && t >= deadline)
+			return true;
+		if (zs_now() >= give_up)
+			return false;
 		before = after;
 	}
 }
@@ -367,9 +370,11 @@ int cmd_run(int argc, char **argv)
 	for (;;) {
 		struct round_ctx ctx = { .nerrors = 0 };
 
-		wait_quiet(next, max_hold, (pid_t)parent, pidfd, &unblocked);
+		bool quiet = wait_quiet(next, max_hold, (pid_t)parent, pidfd, &unblocked);
+
 		if (stop_requested || !parent_alive((pid_t)parent, pidfd))
 			break;
+		zs_sorter_hold_compaction(s, !quiet);
 		long long before = zs_sorter_last_start(s);
 		struct zs_tally tally_before = tally;
 

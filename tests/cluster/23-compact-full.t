@@ -95,4 +95,54 @@ summaries_like "$job" prolog '1 sort \(1 compacted a full quarantine.s node\), 0
 	"the prolog's summary counts its compaction"
 summaries_like "$job" 'step 0' 'zonesort=every 2 s, [0-9]+ sorts \(1 compacted a full quarantine.s node\)' \
 	"the step's summary counts the helper's compaction"
+# A sort the helper could not keep out of an allocation (the step's task
+# grows resident for 16 s, past the helper's 10 s hold) does not compact:
+# compaction would migrate the pages the allocation has and hand the rest
+# of it the blocks compaction made. The first sort with memory quiet, after
+# the allocation, compacts. The stand-in reads "not colliding" until the
+# allocation has begun, so the prolog's and the step's own sorts do not
+# compact.
+cat > "$work/grow.py" <<'PY'
+import mmap, sys, time
+seconds, out = float(sys.argv[1]), sys.argv[2]
+held, start = [], time.time()
+open(out + ".start", "w").write("%.3f\n" % start)
+# 8 MiB/s in 1 MiB pieces: the task's resident memory grows by 4 MiB each
+# half second, 16 times what the helper counts as quiet.
+while time.time() - start < seconds:
+    m = mmap.mmap(-1, 1 << 20)
+    m.write(b"\x01" * (1 << 20))
+    held.append(m)
+    time.sleep(max(0, len(held) / 8 - (time.time() - start)))
+open(out + ".end", "w").write("%.3f\n" % time.time())
+PY
+not_colliding() {
+	printf 'sorts=7\nlast_conflict_ppm_after=0\n' > "$(_sortcount_path "$1" "$SC_SYSFS")/stats"
+}
+sortcount_reset
+for node in "${SC_NODES[@]}"; do
+	rm -f "$(_sortcount_path "$node" "$SC_STATE")/node0.compacted"
+	ok "$node: stand-in written, quarantine full but not colliding" eval 'full_on "$node" && not_colliding "$node"'
+done
+srun -N "$ZS_NODES" --zonesort=2 sh -c 'echo $SLURM_JOB_ID > '"$work"'/job3; nice -n -10 python3 '"$work"'/grow.py 16 '"$work"'/grow && sleep 8' \
+	> "$work/out3" 2>&1 &
+srun_pid=$!
+ok "the step's allocation began" wait_for 30 test -s "$work/grow.start"
+for node in "${SC_NODES[@]}"; do
+	ok "$node: the stand-in now reads full and colliding" full_on "$node"
+done
+ok "the allocation ended" wait_for 40 test -s "$work/grow.end"
+s=$(cat "$work/grow.start") e=$(cat "$work/grow.end")
+for node in "${SC_NODES[@]}"; do
+	is "$(compacted "$node")" "" "$node: not compacted during the allocation"
+	n=$(sortcount_times "$node" | awk -v a="$s" -v b="$e" '$1 > a + 1 && $1 < b' | grep -c .)
+	cmp_ok "$n" -ge 1 "$node: ... though the helper sorted during it, its hold run out ($n sorts)"
+done
+ok "the first quiet sort after it compacted every node (within 6 s)" wait_for 6 all_compacted
+wait "$srun_pid"
+is "$?" 0 "srun --zonesort=2 with the allocation ended well"
+job=$(cat "$work/job3")
+cluster_wait_job_gone "$job" 30
+summaries_like "$job" 'step 0' 'zonesort=every 2 s, [0-9]+ sorts \(1 compacted a full quarantine.s node\)' \
+	"the step's summary counts the one compaction, after the allocation"
 done_testing

@@ -385,6 +385,29 @@ static void full_quarantine(void)
 	}
 	ok(t.sorted == 4 && t.compacted == 2, "tally: 4 sorts, 2 compacted (%u, %u)", t.sorted,
 	   t.compacted);
+
+	/* Held while memory is busy: sorted only, and the next sort without
+	 * the hold compacts (the held one did not count as a compaction). */
+	unlink(root_path("state/node0.compacted"));
+	for (int step = 0; step < 2; step++) {
+		bool hold = step == 0;
+
+		write_text("kernel/stats", "sorts=3\nlast_conflict_ppm_after=52000\n");
+		write_text("kernel/quarantine", "enabled=1\nlast_node=0\nlast_short_pages=40\n"
+						"node=0 held_pages=100 held_blocks=9 limit_pages=100\n");
+		write_text("node/node0/compact", "");
+		zs_sorter_hold_compaction(s, hold);
+		zs_sorter_sort(s, 0, &t, remember, NULL);
+		read_text("node/node0/compact", got, sizeof(got));
+		ok(last.outcome == ZS_SORTED && last.compacted == !hold && !strcmp(got, hold ? "" : "1\n"),
+		   "%s (compact file '%s')",
+		   hold ? "full, compaction held: sorted, not compacted" : "hold lifted: compacted", got);
+		if (hold)
+			err_has(last.msg, "quarantine full, 5.2% colliding: compaction held back while memory is busy",
+				"... and the result says why");
+	}
+	ok(t.sorted == 6 && t.compacted == 3, "tally: 6 sorts, 3 compacted (%u, %u)", t.sorted,
+	   t.compacted);
 	zs_sorter_close(s);
 	unlink(root_path("kernel/nodeid"));
 	unlink(root_path("kernel/stats"));
