@@ -746,10 +746,11 @@ static void zs_walk_node(struct zs_run *r, bool apply)
 				if (small) {
 					/* The quarantine picks against what the
 					 * allocations that reach this list got
-					 * before: from the huge-page order on,
-					 * huge-page faults come first. */
-					n = zsq_filter(zone, order, mt,
-						       r->st.marked ? r->st.tload : r->st.load,
+					 * before: base pages, and from the
+					 * huge-page order on huge-page faults,
+					 * which come first there. */
+					n = zsq_filter(zone, order, mt, r->st.load,
+						       r->st.marked ? r->st.tload : NULL,
 						       r->blocks, n, r->cap, r->tmp);
 					zsp_order_blocks(&r->st, r->blocks, n, order, r->tmp);
 					zs_apply(r, zone, order, mt, n);

@@ -532,8 +532,8 @@ static void zsq_keep(unsigned long pfn, unsigned int order)
 	zsq_run.kept += 1UL << order;
 }
 
-size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u64 *blocks,
-		  size_t n, size_t cap, u64 *tmp)
+size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u32 *tload,
+		  u64 *blocks, size_t n, size_t cap, u64 *tmp)
 {
 	ktime_t t0 = ktime_get();
 	struct zsq_held_split split;
@@ -555,15 +555,15 @@ size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u64 
 		zsq_run.huge = false;
 		zsq_pick_zone(&zsq_run.pick, before);
 	}
-	if (ZS_THP_ORDER && order >= ZS_THP_ORDER && !zsq_run.huge) {
-		/* Huge-page allocations start here, and the load we are
-		 * given now counts these lists alone (zsp_mark_sequence). */
+	if (ZS_THP_ORDER && order >= ZS_THP_ORDER && !zsq_run.huge && tload) {
+		/* Huge-page allocations start here: tload counts these
+		 * lists alone (zsp_mark_sequence). */
 		zsq_run.huge = true;
-		zsq_pick_zone(&zsq_run.pick, 0);
+		zsq_pick_huge(&zsq_run.pick, 0);
 	}
 	if (zsq_run.on) {
-		kept = zsq_pick_list(&zsq_run.pick, load, blocks, n + nheld, nheld, order, tmp,
-				     &split);
+		kept = zsq_pick_list(&zsq_run.pick, load, zsq_run.huge ? tload : NULL, blocks,
+				     n + nheld, nheld, order, tmp, &split);
 	} else {
 		kept = n + nheld;
 		split.kept = nheld;

@@ -21,15 +21,16 @@ void zsq_sort_begin(int nid, const struct zsp_geom *g);
 
 /*
  * One free list of the sort, snapshot in blocks[0..n) (first pfns, hand-out
- * order), before the sort orders it; load: the sort's per-slot load so far.
+ * order), before the sort orders it; load: the sort's per-slot load so far;
+ * tload: from the huge-page order on, the huge-page sequence's, else NULL.
  * Picks among those and the blocks of this list held from before, takes
  * and keeps the ones the quarantine policy picks, gives the other held
  * ones back, and returns how many blocks remain for the sort to order, at
  * the front of blocks (blocks given back among them). blocks and tmp: cap
  * entries.
  */
-size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u64 *blocks,
-		  size_t n, size_t cap, u64 *tmp);
+size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u32 *tload,
+		  u64 *blocks, size_t n, size_t cap, u64 *tmp);
 
 /* The sort of node nid ended: held blocks of lists it did not pick go
  * back. */
@@ -53,7 +54,7 @@ static inline void zsq_sort_begin(int nid, const struct zsp_geom *g)
 }
 
 static inline size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load,
-				u64 *blocks, size_t n, size_t cap, u64 *tmp)
+				u32 *tload, u64 *blocks, size_t n, size_t cap, u64 *tmp)
 {
 	return n;
 }

@@ -12,53 +12,87 @@ void zsq_pick_init(struct zsq_pick *q, const struct zsp_geom *g, uint64_t want, 
 	q->want = want;
 	q->budget = budget;
 	q->before = 0;
+	q->hbefore = 0;
 	q->taken = 0;
 	q->short_pages = 0;
 	q->done = false;
+	q->huge = false;
+	q->hdone = false;
 }
 
 void zsq_pick_zone(struct zsq_pick *q, uint64_t pages_before)
 {
 	q->before = pages_before;
 	q->done = false;
+	q->huge = false;
+	q->hdone = false;
+}
+
+void zsq_pick_huge(struct zsq_pick *q, uint64_t pages_before)
+{
+	q->hbefore = pages_before;
+	q->huge = true;
+	q->hdone = false;
 }
 
 /* Adds (sign 1) or removes (sign -1) a block's pages from the load. */
-static void load_block(const struct zsp_geom *g, uint32_t *load, uint64_t pfn, uint64_t span,
-		       uint64_t pp, int sign)
+/* The loads of the sequences a list still serves: the base-page one
+ * until its allocation ended, the huge-page one from its lists on. */
+struct seqs {
+	uint32_t *load[2];
+};
+
+/* Adds (sign 1) or removes (sign -1) a block's pages from the loads. */
+static void load_block(const struct zsp_geom *g, const struct seqs *sq, uint64_t pfn,
+		       uint64_t span, uint64_t pp, int sign)
 {
 	uint64_t first = zsp_slot(g, pfn), j;
+	int k;
 
-	for (j = 0; j < span; j++)
-		load[first + j] = sign > 0 ? load[first + j] + (uint32_t)pp :
-				  load[first + j] - (uint32_t)pp;
+	for (k = 0; k < 2; k++) {
+		uint32_t *load = sq->load[k];
+
+		if (!load)
+			continue;
+		for (j = 0; j < span; j++)
+			load[first + j] = sign > 0 ? load[first + j] + (uint32_t)pp :
+					  load[first + j] - (uint32_t)pp;
+	}
 }
 
-static bool block_fits(const struct zsp_geom *g, const uint32_t *load, uint64_t pfn, uint64_t span,
-		       uint64_t pp)
+static bool block_fits(const struct zsp_geom *g, const struct seqs *sq, uint64_t pfn,
+		       uint64_t span, uint64_t pp)
 {
 	uint64_t first = zsp_slot(g, pfn), j;
+	int k;
 
-	for (j = 0; j < span; j++)
-		if (load[first + j] + pp > g->cap)
-			return false;
+	for (k = 0; k < 2; k++)
+		for (j = 0; sq->load[k] && j < span; j++)
+			if (sq->load[k][first + j] + pp > g->cap)
+				return false;
 	return true;
 }
 
-size_t zsq_pick_list(struct zsq_pick *q, uint32_t *load, uint64_t *blocks, size_t n,
-		     size_t nheld, unsigned int order, uint64_t *tmp, struct zsq_held_split *held)
+size_t zsq_pick_list(struct zsq_pick *q, uint32_t *load, uint32_t *tload, uint64_t *blocks,
+		     size_t n, size_t nheld, unsigned int order, uint64_t *tmp,
+		     struct zsq_held_split *held)
 {
 	const struct zsp_geom *g = &q->g;
 	uint64_t bsize, span, pp, kept = 0, ntake;
 	size_t nfree = n - nheld, nk = 0, nt = 0, nkh = 0, nth = 0, htake, i;
+	bool huge_on = q->huge && !q->hdone && tload;
+	struct seqs sq;
 
 	held->kept = nheld;
 	held->taken = 0;
 	if (order >= 40 || n == 0)
 		return n;
 	bsize = 1ULL << order;
-	if (q->done || bsize >= g->colors) {
+	sq.load[0] = q->done ? NULL : load;
+	sq.load[1] = huge_on ? tload : NULL;
+	if ((!sq.load[0] && !sq.load[1]) || bsize >= g->colors) {
 		q->before += (uint64_t)n << order;
+		q->hbefore += (uint64_t)n << order;
 		return n;
 	}
 	span = order > g->shift ? 1ULL << (order - g->shift) : 1;
@@ -69,8 +103,8 @@ size_t zsq_pick_list(struct zsq_pick *q, uint32_t *load, uint64_t *blocks, size_
 	for (i = 0; i < n; i++) {
 		uint64_t pfn = blocks[i];
 
-		if (block_fits(g, load, pfn, span, pp)) {
-			load_block(g, load, pfn, span, pp, 1);
+		if (block_fits(g, &sq, pfn, span, pp)) {
+			load_block(g, &sq, pfn, span, pp, 1);
 			blocks[nk++] = pfn;
 			kept += bsize;
 			nkh += i >= nfree;
@@ -80,12 +114,14 @@ size_t zsq_pick_list(struct zsq_pick *q, uint32_t *load, uint64_t *blocks, size_
 		}
 	}
 	for (i = 0; i < nk; i++)
-		load_block(g, load, blocks[i], span, pp, -1);
+		load_block(g, &sq, blocks[i], span, pp, -1);
 
-	if (q->before + kept >= q->want) {
-		/* The allocation ends in this list: the sort hands out the
+	if ((sq.load[0] && q->before + kept >= q->want) ||
+	    (sq.load[1] && q->hbefore + kept >= q->want)) {
+		/* An allocation ends in this list: the sort hands out the
 		 * fitting blocks first. */
-		q->done = true;
+		q->done = q->done || q->before + kept >= q->want;
+		q->hdone = q->hdone || (huge_on && q->hbefore + kept >= q->want);
 		ntake = 0;
 	} else {
 		ntake = q->budget / bsize;
@@ -122,6 +158,7 @@ size_t zsq_pick_list(struct zsq_pick *q, uint32_t *load, uint64_t *blocks, size_
 		held->taken = htake;
 	}
 	q->before += kept + (uint64_t)(nt - ntake) * bsize;
+	q->hbefore += kept + (uint64_t)(nt - ntake) * bsize;
 	q->budget -= ntake * bsize;
 	q->taken += ntake * bsize;
 	return nk;
@@ -134,4 +171,5 @@ void zsq_pick_untake(struct zsq_pick *q, unsigned int order)
 	q->taken -= bsize;
 	q->budget += bsize;
 	q->before += bsize;
+	q->hbefore += bsize;
 }

@@ -24,6 +24,13 @@
  * are taken, while the budget lasts. Blocks of at least `colors` pages
  * cover every slot alike and are never taken.
  *
+ * From the huge-page order on, a second sequence begins: huge-page faults
+ * take those lists first. A base-page allocation that the lower lists do
+ * not fill goes on into them too (after a compaction, or once much memory
+ * is given back, most free memory is there), so until it ends a block is
+ * kept only if it fits both sequences; zonesort_policy.c orders the kept
+ * ones for huge pages first, then base pages.
+ *
  * Pure computation on page frame numbers, like zonesort_policy.c: the
  * kernel module and tests/kmod/policysim.c compile this same file.
  */
@@ -37,18 +44,24 @@ struct zsq_pick {
 	uint64_t want;		/* pages of the next allocation to protect */
 	uint64_t budget;	/* pages that may still be taken */
 	uint64_t before;	/* pages handed out before the next list (this zone) */
+	uint64_t hbefore;	/* ... to huge-page faults, once huge */
 	uint64_t taken;		/* pages picked for taking, all zones */
 	uint64_t short_pages;	/* colliding pages left in the lists for lack of budget */
-	bool done;		/* the allocation ends in a list already seen */
+	bool done;		/* the base-page allocation ends in a list already seen */
+	bool huge;		/* the lists huge-page faults start from are reached */
+	bool hdone;		/* ... and the huge-page allocation ends in one seen */
 };
 
 /* budget: most pages to take in this run, over all zones. */
 void zsq_pick_init(struct zsq_pick *q, const struct zsp_geom *g, uint64_t want, uint64_t budget);
 
-/* A new zone, or the lists huge-page allocations start from:
- * pages_before are handed out before the lists that follow (per-CPU
- * pages), already counted in the load. */
+/* A new zone: pages_before are handed out before the lists that follow
+ * (per-CPU pages), already counted in the load. */
 void zsq_pick_zone(struct zsq_pick *q, uint64_t pages_before);
+
+/* The lists huge-page faults start from (this zone): pages_before as
+ * above, counted in the huge-page load (zsp_state.tload). */
+void zsq_pick_huge(struct zsq_pick *q, uint64_t pages_before);
 
 /* Where the blocks an earlier run took ended up (zsq_pick_list). */
 struct zsq_held_split {
@@ -62,13 +75,15 @@ struct zsq_held_split {
  * took and still holds. They are picked like the free ones, and among the
  * blocks to take they come first, so that a block that still collides
  * stays held rather than being given back and another taken. load: the
- * sort's per-slot load (zsp_state.load) before this list, left unchanged
- * on return; tmp: n entries of scratch. Reorders blocks so that the ones
+ * sort's per-slot load (zsp_state.load) before this list; tload, once
+ * huge, the huge-page sequence's (zsp_state.tload), else NULL; both left
+ * unchanged on return; tmp: n entries of scratch. Reorders blocks so that the ones
  * to keep come first and returns their number; blocks[kept..n) are to be
  * taken. held says which of them are held ones.
  */
-size_t zsq_pick_list(struct zsq_pick *q, uint32_t *load, uint64_t *blocks, size_t n,
-		     size_t nheld, unsigned int order, uint64_t *tmp, struct zsq_held_split *held);
+size_t zsq_pick_list(struct zsq_pick *q, uint32_t *load, uint32_t *tload, uint64_t *blocks,
+		     size_t n, size_t nheld, unsigned int order, uint64_t *tmp,
+		     struct zsq_held_split *held);
 
 /* A block picked for taking could not be taken: it stays in the lists. */
 void zsq_pick_untake(struct zsq_pick *q, unsigned int order);

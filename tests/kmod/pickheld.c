@@ -61,7 +61,7 @@ static void pick_case(const char *name, const uint64_t *in, size_t n, size_t nhe
 	zsq_pick_init(&q, &g, want_pages, budget);
 	zsq_pick_zone(&q, 0);
 	memcpy(blocks, in, n * sizeof(*in));
-	kept = zsq_pick_list(&q, load, blocks, n, nheld, 0, tmp, &held);
+	kept = zsq_pick_list(&q, load, NULL, blocks, n, nheld, 0, tmp, &held);
 	show(name, blocks, n);
 	snprintf(what, sizeof(what), "%s: %zu kept, held given back %zu, held still held %zu", name,
 		 want_kept, want_held_kept, want_held_taken);
@@ -73,6 +73,51 @@ static void pick_case(const char *name, const uint64_t *in, size_t n, size_t nhe
 		 name, want_budget_left, want_short);
 	check(q.budget == want_budget_left && q.short_pages == want_short &&
 	      !memcmp(load, zero, sizeof(load)), what);
+}
+
+/*
+ * The lists huge-page faults start from, reached while the base-page
+ * allocation is still going on (base_before pages of it handed out below,
+ * all on slot 0) or after it ended in a list below (base_before == 0: a
+ * list of one block on slot 3 ended it). Blocks 8 (slot 0), 1 and 2:
+ * while base pages still come from here 8 collides with them and is
+ * taken, though it fits the huge-page sequence; after, it is kept.
+ */
+static void huge_case(const char *name, uint64_t base_before, const uint64_t *want_blocks,
+		      size_t want_kept)
+{
+	static const uint64_t in[] = { 8, 1, 2 };
+	struct zsp_geom g;
+	struct zsq_pick q;
+	struct zsq_held_split held;
+	uint32_t load[SLOTS] = { 0 }, tload[SLOTS] = { 0 }, zero[SLOTS] = { 0 };
+	uint64_t blocks[3], tmp[3], below = 3;
+	char what[200];
+	size_t kept;
+
+	if (zsp_geom_init(&g, SLOTS, 1)) {
+		check(0, "geometry of 8 slots, direct-mapped");
+		return;
+	}
+	zsq_pick_init(&q, &g, 4, 10);
+	zsq_pick_zone(&q, base_before);
+	if (base_before) {
+		load[0] = (uint32_t)base_before;
+	} else {
+		q.want = 1;
+		zsq_pick_list(&q, load, NULL, &below, 1, 0, 0, tmp, &held);
+		load[3] = 1;
+		q.want = 4;
+	}
+	zsq_pick_huge(&q, 0);
+	memcpy(zero, load, sizeof(load));
+	memcpy(blocks, in, sizeof(in));
+	kept = zsq_pick_list(&q, load, tload, blocks, 3, 0, 0, tmp, &held);
+	show(name, blocks, 3);
+	snprintf(what, sizeof(what), "%s: %zu kept, in the order kept, then taken", name, want_kept);
+	check(kept == want_kept && same(blocks, want_blocks, 3), what);
+	snprintf(what, sizeof(what), "%s: both loads as they were", name);
+	check(!memcmp(load, zero, sizeof(load)) && !tload[0] && !tload[1] && !tload[2], what);
 }
 
 int main(void)
@@ -92,7 +137,10 @@ int main(void)
 	static const uint64_t pair_in[] = { 1, 24, 32 };
 	static const uint64_t pair_out[] = { 1, 24, 32 };
 
-	printf("1..%d\n", 6 * 3);
+	static const uint64_t huge_taken[] = { 1, 2, 8 };
+	static const uint64_t huge_kept[] = { 8, 1, 2 };
+
+	printf("1..%d\n", 6 * 3 + 2 * 2);
 	pick_case("budget for both colliding blocks", in, 5, 2, 10, 1000, all_taken, 3, 1, 1, 8, 0);
 	pick_case("budget for one: the held one stays held, the free one stays in the list", in, 5,
 		  2, 1, 1000, one_taken, 4, 1, 1, 0, 1);
@@ -104,5 +152,7 @@ int main(void)
 	/* The allocation (2 pages) ends in this list: nothing is taken,
 	 * every held block is given back, and nothing is short. */
 	pick_case("the allocation ends in this list", in, 5, 2, 10, 2, none_taken, 5, 2, 0, 10, 0);
+	huge_case("huge-page lists while base pages still come from them", 1, huge_taken, 2);
+	huge_case("huge-page lists after the base-page allocation ended below", 0, huge_kept, 3);
 	return failures ? 1 : 0;
 }

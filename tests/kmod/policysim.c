@@ -468,13 +468,13 @@ static uint64_t r_sort(struct rnode *n, struct zsp_state *st, struct zsq_pick *q
 		if (o == 9 && huge == R_RESET)
 			zsp_reset(st);
 		if (q && o == 9)
-			zsq_pick_zone(q, 0);
+			zsq_pick_huge(q, 0);
 		if (q) {
 			/* From order 9 on, against the huge-page
-			 * sequence, as the module's hook does. */
+			 * sequence too, as the module's hook does. */
 			struct zsq_held_split none;
 
-			kept = zsq_pick_list(q, st->marked ? st->tload : st->load, v, cnt, 0,
+			kept = zsq_pick_list(q, st->load, st->marked ? st->tload : NULL, v, cnt, 0,
 					     (unsigned)o, tmp, &none);
 			for (size_t i = kept; i < cnt; i++)
 				r_take_block(n, (unsigned long)v[i], 3);
