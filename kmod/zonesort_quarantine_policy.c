@@ -35,7 +35,6 @@ void zsq_pick_huge(struct zsq_pick *q, uint64_t pages_before)
 	q->hdone = false;
 }
 
-/* Adds (sign 1) or removes (sign -1) a block's pages from the load. */
 /* The loads of the sequences a list still serves: the base-page one
  * until its allocation ended, the huge-page one from its lists on. */
 struct seqs {
