@@ -27,7 +27,12 @@ as_nobody() {
 }
 
 sortcount_reset
-out=$(as_nobody srun -N "$ZS_NODES" --zonesort=1 sh -c 'echo "$(id -un) $SLURM_JOB_ID"; sleep 2.5' 2>&1)
+# The tasks' output only: slurmstepd's messages to the user (stderr) are
+# shown, not parsed.
+out=$(as_nobody srun -N "$ZS_NODES" --zonesort=1 sh -c 'echo "$(id -un) $SLURM_JOB_ID"; sleep 2.5' 2> "$work/srun.err")
+rc=$?
+[ ! -s "$work/srun.err" ] || diag "srun's stderr:" "$(cat "$work/srun.err")"
+is "$rc" 0 "srun of nobody's job exited 0"
 is "$(printf '%s\n' "$out" | awk '{ print $1 }' | sort | uniq -c | awk '{ print $1, $2 }')" "$ZS_NODES nobody" \
 	"the job ran as nobody on every node"
 JOB=$(printf '%s\n' "$out" | awk '{ print $2 }' | sort -u | head -1)

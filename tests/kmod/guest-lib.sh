@@ -113,6 +113,22 @@ measure() {
 	rm -rf /tmp/d/$_m
 }
 
+# movers off|on: kernel threads that move free blocks on their own
+# (kcompactd's proactive compaction, kswapd's compaction after a watermark
+# boost, and from 6.7 on the vmstat worker's per-CPU list decay) can change
+# the lists between a dump and the allocation measured against it. "off"
+# stops them for the sort measurements; "on" restores what was set.
+movers() {
+	_vm=/proc/sys/vm
+	if [ "$1" = off ]; then
+		_movers_saved="$(cat $_vm/compaction_proactiveness) $(cat $_vm/watermark_boost_factor) $(cat $_vm/stat_interval)"
+		set -- off 0 0 60
+	else
+		set -- on $_movers_saved
+	fi
+	step movers_$1 10 sh -c "echo $2 > $_vm/compaction_proactiveness && echo $3 > $_vm/watermark_boost_factor && echo $4 > $_vm/stat_interval"
+}
+
 # stop PID: ends a background helper and reaps it.
 stop() {
 	kill "$1" 2> /dev/null

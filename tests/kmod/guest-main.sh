@@ -50,6 +50,7 @@ M time_ns=$(stat sort_ns_last) free_pages=$(stat last_free_pages) hold_ns=$(stat
 # takes blocks out of those lists and is measured by guest-remedy.sh.
 # Off for the rounds, on again for the stress and the rest.
 [ ! -e $P/quarantine ] || step quarantine_off 10 sh -c "echo N > $P/quarantine"
+movers off
 
 # round NAME MIB ROUNDS KEEP_PERMILLE: ages the lists (zstest age keeps
 # the kept pages while the round runs), then measures fresh allocations
@@ -83,6 +84,7 @@ for r in $ROUNDS; do
 	holes) round holes 600 2 10 ;;
 	esac
 done
+movers on
 [ ! -e $P/quarantine ] || step quarantine_on 10 sh -c "echo Y > $P/quarantine"
 
 # Per-CPU lists can hold thousands of pages (here with the largest size

@@ -12,6 +12,7 @@ mount -t debugfs debugfs /sys/kernel/debug
 echo madvise > /sys/kernel/mm/transparent_hugepage/enabled
 echo never > /sys/kernel/mm/transparent_hugepage/defrag
 echo 1000000 > /proc/sys/vm/percpu_pagelist_high_fraction
+movers off
 M n0_size=$(cat $C0/size 2> /dev/null) n0_indexing=$(cat $C0/indexing 2> /dev/null) \
 	n1_size=$(cat $C1/size 2> /dev/null) n1_indexing=$(cat $C1/indexing 2> /dev/null)
 SIZE=$(cat $C0/size)
