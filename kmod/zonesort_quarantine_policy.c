@@ -41,6 +41,15 @@ struct seqs {
 	uint32_t *load[2];
 };
 
+/* The tracked slot j slots after slot s: a block of fewer pages than the
+ * cache has colors still wraps around the last slot when colors is not a
+ * multiple of its size (a 6 MiB cache and a 4 MiB block). */
+static uint64_t slot_after(const struct zsp_geom *g, uint64_t s, uint64_t j)
+{
+	s += j;
+	return s >= g->nslots ? s - g->nslots : s;
+}
+
 /* Adds (sign 1) or removes (sign -1) a block's pages from the loads. */
 static void load_block(const struct zsp_geom *g, const struct seqs *sq, uint64_t pfn,
 		       uint64_t span, uint64_t pp, int sign)
@@ -53,9 +62,11 @@ static void load_block(const struct zsp_geom *g, const struct seqs *sq, uint64_t
 
 		if (!load)
 			continue;
-		for (j = 0; j < span; j++)
-			load[first + j] = sign > 0 ? load[first + j] + (uint32_t)pp :
-					  load[first + j] - (uint32_t)pp;
+		for (j = 0; j < span; j++) {
+			uint64_t s = slot_after(g, first, j);
+
+			load[s] = sign > 0 ? load[s] + (uint32_t)pp : load[s] - (uint32_t)pp;
+		}
 	}
 }
 
@@ -67,7 +78,7 @@ static bool block_fits(const struct zsp_geom *g, const struct seqs *sq, uint64_t
 
 	for (k = 0; k < 2; k++)
 		for (j = 0; sq->load[k] && j < span; j++)
-			if (sq->load[k][first + j] + pp > g->cap)
+			if (sq->load[k][slot_after(g, first, j)] + pp > g->cap)
 				return false;
 	return true;
 }

@@ -27,5 +27,5 @@ while read -r line; do
 	"not ok "*) ok "${line#not ok [0-9]* - }" false ;;
 	esac
 done <<< "$out"
-cmp_ok "$(grep -c '^ok \|^not ok ' <<< "$out")" -eq 22 "all 22 checks ran"
+cmp_ok "$(grep -c '^ok \|^not ok ' <<< "$out")" -eq 24 "all 24 checks ran"
 done_testing

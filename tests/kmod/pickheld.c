@@ -120,6 +120,38 @@ static void huge_case(const char *name, uint64_t base_before, const uint64_t *wa
 	check(!memcmp(load, zero, sizeof(load)) && !tload[0] && !tload[1] && !tload[2], what);
 }
 
+/*
+ * Twelve slots (not a power of two), direct-mapped, blocks of 8 pages: the
+ * block at pfn 8 covers slots 8-11 and, wrapping around, 0-3, so it
+ * collides with the page handed out before on slot 1; the block at 16
+ * covers slots 4-11 and fits. Slots past the last are not slots: the
+ * array has room for them so that a reading there shows, zero.
+ */
+static void wrap_case(void)
+{
+	struct zsp_geom g;
+	struct zsq_pick q;
+	struct zsq_held_split held;
+	uint32_t load[16] = { 0 }, want_load[16] = { 0 };
+	uint64_t blocks[2] = { 8, 16 }, tmp[2];
+	static const uint64_t want_blocks[2] = { 16, 8 };
+	size_t kept;
+
+	if (zsp_geom_init(&g, 12, 1)) {
+		check(0, "geometry of 12 slots, direct-mapped");
+		return;
+	}
+	load[1] = want_load[1] = 1;
+	zsq_pick_init(&q, &g, 1000, 100);
+	zsq_pick_zone(&q, 1);
+	kept = zsq_pick_list(&q, load, NULL, blocks, 2, 0, 3, tmp, &held);
+	show("wrap", blocks, 2);
+	check(kept == 1 && same(blocks, want_blocks, 2),
+	      "12 slots: a block wrapping around the last slot collides there (8 taken, 16 kept)");
+	check(!memcmp(load, want_load, sizeof(load)) && q.taken == 8,
+	      "12 slots: load as it was, nothing written past the last slot; 8 pages taken");
+}
+
 int main(void)
 {
 	/* Slots are pfn mod 8. Free 0 (slot 0), 8 (slot 0), 1 (slot 1);
@@ -140,7 +172,7 @@ int main(void)
 	static const uint64_t huge_taken[] = { 1, 2, 8 };
 	static const uint64_t huge_kept[] = { 8, 1, 2 };
 
-	printf("1..%d\n", 6 * 3 + 2 * 2);
+	printf("1..%d\n", 6 * 3 + 2 * 2 + 2);
 	pick_case("budget for both colliding blocks", in, 5, 2, 10, 1000, all_taken, 3, 1, 1, 8, 0);
 	pick_case("budget for one: the held one stays held, the free one stays in the list", in, 5,
 		  2, 1, 1000, one_taken, 4, 1, 1, 0, 1);
@@ -154,5 +186,6 @@ int main(void)
 	pick_case("the allocation ends in this list", in, 5, 2, 10, 2, none_taken, 5, 2, 0, 10, 0);
 	huge_case("huge-page lists while base pages still come from them", 1, huge_taken, 2);
 	huge_case("huge-page lists after the base-page allocation ended below", 0, huge_kept, 3);
+	wrap_case();
 	return failures ? 1 : 0;
 }
