@@ -36,9 +36,10 @@
  *   - on "release" (or "release N", node N only) written to
  *     /sys/kernel/zone_sort_free_pages/quarantine
  *     ("off" there or quarantine=N stops taking from the next sort on),
+ *     or "rebuild N SECONDS" (see zsq_rebuild),
  *   - when the module unloads.
  * Bounds: per node at most quarantine_permille per mille of the cache's
- * pages, and nothing is taken while the zone's free pages would drop
+ * pages (twice that for a while after a compaction: zsq_rebuild), and nothing is taken while the zone's free pages would drop
  * below its high watermark plus the protected allocation (half the
  * cache): that allocation, right after the sort, finds its pages free;
  * anything bigger wakes reclaim, and the shrinker gives them back.
@@ -46,6 +47,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/ctype.h>
 #include <linux/gfp.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
@@ -121,9 +123,29 @@ struct zsq_node {
 					 * list not picked yet */
 	unsigned long pages, nblocks;	/* on both lists and being picked */
 	unsigned long limit;		/* pages, from the last sort's geometry */
+	u64 boost_until;		/* boot-time ns: twice the limit until then */
 };
 
 static struct zsq_node *zsq_nodes;	/* nr_node_ids entries */
+
+/* Most seconds "rebuild N SECONDS" accepts (a day, as compact_interval). */
+#define ZSQ_MAX_BOOST_S 86400
+
+/* Seconds the node's limit stays doubled, 0 when it is not. */
+static unsigned long zsq_boost_left(const struct zsq_node *qn)
+{
+	u64 until = READ_ONCE(qn->boost_until), now = ktime_get_boottime_ns();
+
+	return until > now ? (unsigned long)DIV_ROUND_UP_ULL(until - now, NSEC_PER_SEC) : 0;
+}
+
+/* The pages the node may hold after a sort. */
+static unsigned long zsq_limit(const struct zsq_node *qn)
+{
+	unsigned long limit = READ_ONCE(qn->limit);
+
+	return zsq_boost_left(qn) ? 2 * limit : limit;
+}
 
 static struct {
 	atomic64_t taken, released, shrunk;
@@ -491,7 +513,7 @@ void zsq_sort_begin(int nid, const struct zsp_geom *g)
 	spin_lock(&qn->lock);
 	list_splice_tail_init(&qn->blocks, &qn->old);
 	spin_unlock(&qn->lock);
-	zsq_pick_init(&zsq_run.pick, g, zsq_run.want, qn->limit);
+	zsq_pick_init(&zsq_run.pick, g, zsq_run.want, zsq_limit(qn));
 	for (zi = 0; zi < MAX_NR_ZONES; zi++)
 		if (populated_zone(&pgdat->node_zones[zi]))
 			zsq_drain(&pgdat->node_zones[zi]);
@@ -714,8 +736,9 @@ static struct notifier_block zsq_memory_nb = {
 
 /* ------------------------------------------------------------------------
  * /sys/kernel/zone_sort_free_pages/quarantine: read the figures; write
- * "on" or "off" (the quarantine parameter: from the next sort on) or
- * "release" (give everything back now) or "release N" (node N's only).
+ * "on" or "off" (the quarantine parameter: from the next sort on),
+ * "release" (give everything back now), "release N" (node N's only) or
+ * "rebuild N SECONDS" (zsq_rebuild).
  */
 static ssize_t quarantine_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {
@@ -752,10 +775,40 @@ static ssize_t quarantine_show(struct kobject *k, struct kobj_attribute *a, char
 			 READ_ONCE(zsq_run.failed),
 			 (unsigned long long)READ_ONCE(zsq_run.pick.short_pages), READ_ONCE(zsq_run.ns));
 	for_each_node_state(nid, N_MEMORY)
-		len += sysfs_emit_at(buf, len, "node=%d held_pages=%lu held_blocks=%lu limit_pages=%lu\n",
+		len += sysfs_emit_at(buf, len,
+				     "node=%d held_pages=%lu held_blocks=%lu limit_pages=%lu boost_s=%lu\n",
 				     nid, READ_ONCE(zsq_nodes[nid].pages),
-				     READ_ONCE(zsq_nodes[nid].nblocks), READ_ONCE(zsq_nodes[nid].limit));
+				     READ_ONCE(zsq_nodes[nid].nblocks), zsq_limit(&zsq_nodes[nid]),
+				     zsq_boost_left(&zsq_nodes[nid]));
 	return len;
+}
+
+/*
+ * "rebuild N SECONDS": node N's held blocks go back, and for SECONDS its
+ * sorts may hold twice the limit. The sorter library writes it when it
+ * compacts a node whose quarantine ran full (lib/sorter.c). Compaction
+ * packs the long-lived pages together, and the next jobs scatter a fresh
+ * set of them over memory that is now mostly large blocks: each leaves
+ * free blocks of every order around it, and an allocation of half the
+ * cache then consumes blocks up to order 6-7 whose collisions only whole
+ * blocks can remove. The limit that suffices on an aged node did not
+ * there: in the decay bench, and in tests/kmod/policysim.c's replay of
+ * it, the rounds right after a compaction ran out of room while the
+ * rounds before had it to spare. Until the next compaction may run, the
+ * quarantine is the only remedy, so the sorter gives that long.
+ */
+static int zsq_rebuild(const char *args)
+{
+	unsigned int secs;
+	int nid, end = 0;
+
+	if (sscanf(args, "%d %u%n", &nid, &secs, &end) != 2 || (args[end] && !isspace(args[end])) ||
+	    nid < 0 || nid >= nr_node_ids || !node_online(nid) || !secs || secs > ZSQ_MAX_BOOST_S)
+		return -EINVAL;
+	zsq_release(nid, ULONG_MAX, 0, ULONG_MAX);
+	WRITE_ONCE(zsq_nodes[nid].boost_until,
+		   ktime_get_boottime_ns() + (u64)secs * NSEC_PER_SEC);
+	return 0;
 }
 
 static ssize_t quarantine_store(struct kobject *k, struct kobj_attribute *a, const char *buf,
@@ -774,6 +827,11 @@ static ssize_t quarantine_store(struct kobject *k, struct kobj_attribute *a, con
 		    !node_online(nid))
 			return -EINVAL;
 		zsq_release(nid, ULONG_MAX, 0, ULONG_MAX);
+	} else if (!strncmp(buf, "rebuild ", 8)) {
+		int err = zsq_rebuild(buf + 8);
+
+		if (err)
+			return err;
 	} else {
 		return -EINVAL;
 	}

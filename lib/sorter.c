@@ -364,7 +364,7 @@ static void stamp(struct zs_sorter *s, int node, const char *what, long long sta
 
 /* The module's quarantine file, as far as one node is concerned. */
 struct quarantine_file {
-	long last_node, held, limit, short_pages;	/* -1 when absent */
+	long last_node, held, limit, short_pages, boost_s;	/* -1 when absent */
 };
 
 /* 0 when the module has a quarantine file (the figures it lacks are -1). */
@@ -372,21 +372,23 @@ static int read_quarantine(const struct zs_sorter *s, int node, struct quarantin
 {
 	char path[PATH_MAX + 32], text[8192], *save = NULL;
 
-	*q = (struct quarantine_file){ -1, -1, -1, -1 };
+	*q = (struct quarantine_file){ -1, -1, -1, -1, -1 };
 	snprintf(path, sizeof(path), "%s/quarantine", s->policy.sysfs);
 	if (zs_textfile_read(AT_FDCWD, path, text, sizeof(text)) < 0)
 		return -1;
 	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		int n;
-		long h, lim;
+		int n, got;
+		long h, lim, boost = -1;
 
 		if (sscanf(l, "last_node=%ld", &q->last_node) == 1 ||
 		    sscanf(l, "last_short_pages=%ld", &q->short_pages) == 1)
 			continue;
-		if (sscanf(l, "node=%d held_pages=%ld held_blocks=%*d limit_pages=%ld", &n, &h,
-			   &lim) == 3 && n == node) {
+		got = sscanf(l, "node=%d held_pages=%ld held_blocks=%*d limit_pages=%ld boost_s=%ld", &n,
+			     &h, &lim, &boost);
+		if (got >= 3 && n == node) {
 			q->held = h;
 			q->limit = lim;
+			q->boost_s = got == 4 ? boost : -1;
 		}
 	}
 	return 0;
@@ -420,22 +422,47 @@ int zs_sorter_quarantine(struct zs_sorter *s, int node, struct zs_quarantine_sta
 	struct quarantine_file q;
 	long long last;
 
-	*out = (struct zs_quarantine_state){ .compacted_ago_s = -1 };
+	*out = (struct zs_quarantine_state){ .boost_s = -1, .compacted_ago_s = -1 };
 	if (s->backend != ZS_SORTER_KERNEL || read_quarantine(s, node, &q) || q.held < 0 ||
 	    q.limit < 0)
 		return -1;
 	out->held_pages = q.held;
 	out->limit_pages = q.limit;
+	out->boost_s = q.boost_s;
 	if ((last = stamp_read(s, node, "compacted")) >= 0)
 		out->compacted_ago_s = (double)(zs_boottime_ns() - last) / 1e9;
 	return 0;
+}
+
+/* Gives the node's held blocks back before it is compacted, with twice the
+ * limit until the next compaction may run: the node's first aging after
+ * one needs more (zsq_rebuild in kmod/zonesort_quarantine.c). A module
+ * without rebuild gives back the node's blocks only, one without per-node
+ * release every node's. 0, or -1 with *e set; path: the file written. */
+static int quarantine_rebuild(const struct zs_sorter *s, int node, char *path, size_t len,
+			      int *e)
+{
+	char text[48];
+
+	snprintf(path, len, "%s/quarantine", s->policy.sysfs);
+	snprintf(text, sizeof(text), "rebuild %d %u\n", node, s->policy.compact_interval);
+	if (!write_attr(path, text, e))
+		return 0;
+	if (*e != EINVAL)
+		return -1;
+	snprintf(text, sizeof(text), "release %d\n", node);
+	if (!write_attr(path, text, e))
+		return 0;
+	if (*e != EINVAL)
+		return -1;
+	return write_attr(path, "release\n", e);
 }
 
 /* After a sort of r->node: a full quarantine that left the sort colliding
  * is given back, the node compacted and sorted again (r says how). */
 static void refresh_full(struct zs_sorter *s, struct zs_node_result *r)
 {
-	char path[PATH_MAX + 32], text[32];
+	char path[PATH_MAX + 32];
 	long long now = zs_boottime_ns(), last;
 	long ppm;
 	int e;
@@ -453,11 +480,8 @@ static void refresh_full(struct zs_sorter *s, struct zs_node_result *r)
 	}
 	/* Stamped first: a compaction that fails is not retried at once. */
 	stamp(s, r->node, "compacted", now);
-	snprintf(path, sizeof(path), "%s/quarantine", s->policy.sysfs);
-	snprintf(text, sizeof(text), "release %d\n", r->node);
-	/* A module without per-node release gives back every node's. */
-	if (write_attr(path, text, &e) && (e != EINVAL || write_attr(path, "release\n", &e))) {
-		snprintf(r->msg, sizeof(r->msg), "quarantine full, %.1f%% colliding: %s: release: %s",
+	if (quarantine_rebuild(s, r->node, path, sizeof(path), &e)) {
+		snprintf(r->msg, sizeof(r->msg), "quarantine full, %.1f%% colliding: %s: give back: %s",
 			 (double)ppm / 1e4, path, strerror(e));
 		return;
 	}

@@ -37,7 +37,9 @@ struct zs_sorter;
 /* A node's quarantine in this project's module, and the sorter's last
  * compaction of the node for a full one (zs_sorter_quarantine). */
 struct zs_quarantine_state {
-	long long held_pages, limit_pages;
+	long long held_pages, limit_pages;	/* limit_pages: doubled while boosted */
+	long long boost_s;	/* seconds the limit stays doubled after a compaction;
+				 * 0: not boosted, -1: a module without boosts */
 	double compacted_ago_s;	/* -1: none this boot */
 };
 

@@ -273,13 +273,17 @@ static void print_free_slots_json(const struct node_state *n, const struct zs_zo
  * last compacted because it was full (that migrates the jobs' pages). */
 static void print_quarantine_human(const struct zs_quarantine_state *q)
 {
-	char ago[64] = "none this boot";
+	char ago[64] = "none this boot", boost[80] = "";
 
 	if (q->compacted_ago_s >= 0)
 		snprintf(ago, sizeof(ago), "%.0f s ago", q->compacted_ago_s);
-	printf("  quarantine: %lld of %lld pages held (%.1f%%); last compaction for a full quarantine: %s\n",
+	if (q->boost_s > 0)
+		snprintf(boost, sizeof(boost), ", twice the limit for %lld s more after that compaction",
+			 q->boost_s);
+	printf("  quarantine: %lld of %lld pages held (%.1f%%); last compaction for a full quarantine: %s%s\n",
 	       q->held_pages, q->limit_pages,
-	       q->limit_pages ? 100.0 * (double)q->held_pages / (double)q->limit_pages : 0.0, ago);
+	       q->limit_pages ? 100.0 * (double)q->held_pages / (double)q->limit_pages : 0.0, ago,
+	       boost);
 }
 
 static void print_human(const struct zs_sorter *s, const struct zs_memcache *mc, int nmc,
@@ -340,8 +344,13 @@ static void print_json(const struct zs_sorter *s, const struct zs_memcache *mc, 
 		if (ns[i].have_quarantine) {
 			const struct zs_quarantine_state *q = &ns[i].quarantine;
 
-			printf(",\"quarantine\":{\"held_pages\":%lld,\"limit_pages\":%lld,\"compacted_ago_s\":",
+			printf(",\"quarantine\":{\"held_pages\":%lld,\"limit_pages\":%lld,\"boost_s\":",
 			       q->held_pages, q->limit_pages);
+			if (q->boost_s >= 0)
+				printf("%lld", q->boost_s);
+			else
+				printf("null");
+			printf(",\"compacted_ago_s\":");
 			if (q->compacted_ago_s >= 0)
 				printf("%.3f}", q->compacted_ago_s);
 			else
@@ -409,7 +418,7 @@ static int write_prometheus(const char *dir, const struct zs_policy *p, const st
 	}
 	const char *const quarantine_families[][2] = {
 		{ "zonesort_quarantine_held_bytes", "Free memory this project's module holds out of this NUMA node's free lists because it would collide in the memory-side cache, in bytes." },
-		{ "zonesort_quarantine_limit_bytes", "The most the module's quarantine holds on this NUMA node (quarantine_permille of the cache), in bytes." },
+		{ "zonesort_quarantine_limit_bytes", "The most the module's quarantine holds on this NUMA node after a sort (quarantine_permille of the cache, twice that for compact_interval after a compaction for a full quarantine), in bytes." },
 	};
 	for (unsigned k = 0; k < 2; k++) {
 		zs_prom_family(f, quarantine_families[k][0], "gauge", quarantine_families[k][1]);

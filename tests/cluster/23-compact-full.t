@@ -27,7 +27,7 @@ cluster_plugstack "$SC_POLICY min_period=1 node_sysfs=$NODES compact_interval=10
 # and left 5.2% colliding writes them; node0/compact emptied. Writes go
 # into the files in place, as into sysfs. A short first line: the "on"
 # the sorter writes before every sort leaves the rest as it was, while
-# the "release 0" after a compaction covers last_node=0 too, so the
+# the "rebuild 0 10" after a compaction covers last_node=0 too, so the
 # stand-in reads as full until full_on again, as the module would once
 # its blocks were given back and the node sorted again.
 full_on() {
@@ -56,10 +56,10 @@ like "$job" '^[0-9]+$' "srun --zonesort=on ran (job $job)"
 cluster_wait_job_gone "$job" 30
 for node in "${SC_NODES[@]}"; do
 	is "$(compacted "$node")" "1" "$node: the node was compacted"
-	# "release 0", then the sort after it switched the quarantine "on"
-	# over its start.
-	like "$(head -c 10 "$(_sortcount_path "$node" "$SC_SYSFS")/quarantine" | tr '\n' ' ')" '^on ease 0 ' \
-		"$node: node 0's held blocks were given back (release 0) before the sort again"
+	# "rebuild 0 10" (given back, twice the limit for compact_interval),
+	# then the sort after it switched the quarantine "on" over its start.
+	like "$(head -c 13 "$(_sortcount_path "$node" "$SC_SYSFS")/quarantine" | tr '\n' ' ')" '^on uild 0 10 ' \
+		"$node: node 0's held blocks were given back (rebuild 0 10) before the sort again"
 	like "$(grep "zonesort: job $job: node 0 sorted:" "$(cluster_slurmd_log "$node")")" \
 		'quarantine full, 5\.2% colliding: given back, node compacted, sorted again' \
 		"$node: the slurmd log names the compaction and why"

@@ -22,9 +22,11 @@ mkdir -p "$T/sysfs" "$T/state" "$T/prom"
 ARGS=(sorter=kernel "sysfs=$T/sysfs" "statedir=$T/state" nodes=0)
 Z=$ZS_ZONESORT
 
+# quarantine_file HELD LIMIT [BOOST_S]: without BOOST_S, as a module
+# from before boosts writes it.
 quarantine_file() {
 	printf 'enabled=1\nlimit_permille=125\nlast_node=0\nlast_short_pages=0\n'
-	printf 'node=0 held_pages=%s held_blocks=17 limit_pages=%s\n' "$1" "$2"
+	printf 'node=0 held_pages=%s held_blocks=17 limit_pages=%s%s\n' "$1" "$2" "${3:+ boost_s=$3}"
 }
 
 # Held pages, no compaction this boot.
@@ -35,7 +37,13 @@ like "$out" $'\n  quarantine: 1234 of 8192 pages held \\(15\\.1%\\); last compac
 	"node 0 shows its quarantine and no compaction"
 json=$("$Z" status --json "${ARGS[@]}")
 is "$(jq -c '.nodes[] | select(.node == 0) | .quarantine' <<< "$json")" \
-	'{"held_pages":1234,"limit_pages":8192,"compacted_ago_s":null}' "JSON: the same, compacted_ago_s null"
+	'{"held_pages":1234,"limit_pages":8192,"boost_s":null,"compacted_ago_s":null}' \
+	"JSON: the same, boost_s null (a module without boosts), compacted_ago_s null"
+quarantine_file 1234 8192 0 > "$T/sysfs/quarantine"
+out=$("$Z" status "${ARGS[@]}" 2>&1)
+like "$out" $'\n  quarantine: 1234 of 8192 pages held \\(15\\.1%\\); last compaction for a full quarantine: none this boot\n' \
+	"a module with boosts, none running: the same line"
+is "$("$Z" status --json "${ARGS[@]}" | jq -c '.nodes[0].quarantine.boost_s')" 0 "JSON: boost_s 0"
 
 # A compaction 42 s ago, stamped as the sorter stamps it (boot id, then
 # CLOCK_BOOTTIME in ns; /proc/uptime counts the same clock).
@@ -49,6 +57,17 @@ like "$out" 'quarantine: 16384 of 16384 pages held \(100\.0%\); last compaction 
 json=$("$Z" status --json "${ARGS[@]}")
 num_ok "JSON: compacted_ago_s about 42 ($(jq '.nodes[0].quarantine.compacted_ago_s' <<< "$json"))" \
 	"$(jq '.nodes[0].quarantine.compacted_ago_s' <<< "$json") >= 42 && $(jq '.nodes[0].quarantine.compacted_ago_s' <<< "$json") < 45"
+
+# After the sorter's compaction the module doubles the limit until the
+# next one may run ("rebuild 0 SECONDS"): its file says the doubled limit
+# and the seconds left.
+quarantine_file 20000 32768 250 > "$T/sysfs/quarantine"
+out=$("$Z" status "${ARGS[@]}" 2>&1)
+like "$out" 'quarantine: 20000 of 32768 pages held \(61\.0%\); last compaction for a full quarantine: 4[2-4] s ago, twice the limit for 250 s more after that compaction' \
+	"a boosted limit says for how long"
+is "$("$Z" status --json "${ARGS[@]}" | jq -c '.nodes[0].quarantine | [.held_pages, .limit_pages, .boost_s]')" \
+	'[20000,32768,250]' "JSON: held, the doubled limit, boost_s"
+quarantine_file 16384 16384 > "$T/sysfs/quarantine"
 
 # Prometheus: held and limit in bytes of the machine's pages.
 page=$(getconf PAGESIZE)

@@ -90,11 +90,25 @@ remedy_test() {
 	cmp_ok "$(g full_on_scanned)" -gt 0 "$series: by default it compacts the node ($(g full_on_scanned) pages scanned for migration)"
 	like "$(km_lines "$log" full_on)" "node 0: sorted in .*: quarantine full, [0-9.]+% colliding: given back, node compacted, sorted again" \
 		"$series: ... and says so"
+	is "$(g full_on_limit)" $((2 * $(g full_off_limit))) \
+		"$series: ... with twice the limit after it ($(g full_on_limit) pages: 'rebuild 0 300', the default compact_interval)"
+	num_ok "$series: ... for about 300 s ($(g full_on_boost_s) s left)" \
+		"$(g full_on_boost_s) > 240 && $(g full_on_boost_s) <= 300"
 	is "$(g full_again_scanned)" 0 "$series: ... and not again right after"
 	unlike "$(km_lines "$log" full_again)" "compacted" "$series: ... which says nothing of it"
 	is "$(g full_bad_rc)" 2 "$series: zonesort sort compact_full=maybe is a usage error"
 	cmp_ok "$(g node_release_before)" -gt 0 "$series: 'release 0' with $(g node_release_before) pages held ..."
 	is "$(g node_release_after)" 0 "$series: ... gives node 0's back"
+	cmp_ok "$(g rebuild_held_before)" -gt 0 "$series: 'rebuild 0 600' with $(g rebuild_held_before) pages held ..."
+	is "$(g rebuild_held_after)/$(g rebuild_limit)" "0/$((2 * SMALL_LIMIT))" \
+		"$series: ... gives node 0's back and doubles its limit of $SMALL_LIMIT"
+	num_ok "$series: ... for 600 s ($(g rebuild_boost_s) s left)" \
+		"$(g rebuild_boost_s) > 500 && $(g rebuild_boost_s) <= 600"
+	num_ok "$series: ... the sort after it holds more than the limit, at most twice it ($(g rebuild_sorted_held) pages)" \
+		"$(g rebuild_sorted_held) > $SMALL_LIMIT && $(g rebuild_sorted_held) <= 2 * $SMALL_LIMIT"
+	is "$(g rebuild_expired_limit)/$(g rebuild_expired_boost_s)" "$SMALL_LIMIT/0" \
+		"$series: 'rebuild 0 1': after the second the limit is as before"
+	cmp_ok "$(g rebuild_expired_held)" -le $SMALL_LIMIT "$series: ... and the next sort holds at most it ($(g rebuild_expired_held))"
 	cmp_ok "$(g resort_pgfree)" -lt "$(g resort_held_before)" \
 		"$series: a second sort right after keeps what still collides: the node freed $(g resort_pgfree) pages during it, $(g resort_held_before) were held"
 	cmp_ok "$(g resort_held_after)" -ge $(($(g resort_held_before) / 2)) \
@@ -103,7 +117,8 @@ remedy_test() {
 	v=$(tr -d '\r' < "$log" | grep '^ZSTEST_VAL ')
 	bad=$(printf '%s\n' "$v" | grep -v " EINVAL$")
 	is "$bad" "" "$series: quarantine_permille -1, 501, abc, 1000 and 'nonsense' written to quarantine are refused with EINVAL"
-	cmp_ok "$(printf '%s\n' "$v" | grep -c EINVAL)" -eq 7 "$series: ... (7 values tried, 'release 4096' and 'release x' among them)"
+	cmp_ok "$(printf '%s\n' "$v" | grep -c EINVAL)" -eq 12 \
+		"$series: ... (12 values tried, 'release 4096', 'release x', 'rebuild 0 0', 'rebuild 0 86401', 'rebuild 0', 'rebuild 0 5x' and 'rebuild 4096 5' among them)"
 	is "$(g permille_after_bad)" 125 "$series: ... and change nothing"
 	is "$(g lib_off_enabled) $(g lib_off_held)" "0 0" "$series: zonesort sort quarantine=no switches it off and the sort holds nothing"
 	is "$(g lib_on_enabled)" 1 "$series: zonesort sort switches it back on"

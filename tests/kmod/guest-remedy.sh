@@ -197,6 +197,9 @@ if [ "$CHECKS" = 1 ]; then
 	echo "ZSTEST_VAL quarantine 'nonsense' $(zstest write $Q nonsense)"
 	echo "ZSTEST_VAL quarantine 'release 4096' $(zstest write $Q 'release 4096')"
 	echo "ZSTEST_VAL quarantine 'release x' $(zstest write $Q 'release x')"
+	for v in 'rebuild 0 0' 'rebuild 0 86401' 'rebuild 0' 'rebuild 0 5x' 'rebuild 4096 5'; do
+		echo "ZSTEST_VAL quarantine '$v' $(zstest write $Q "$v")"
+	done
 	M permille_after_bad=$(cat $P/quarantine_permille)
 
 	# The sorter library switches the quarantine as the site says
@@ -222,6 +225,24 @@ if [ "$CHECKS" = 1 ]; then
 	h=$(qget held_pages)
 	put $Q "release 0"
 	M node_release_before=$h node_release_after=$(qget held_pages)
+
+	# Rebuilt (what the library writes when it compacts a full
+	# quarantine's node): given back, and twice the limit for the
+	# seconds asked; then the limit as before.
+	put $P/quarantine_permille 10
+	put $Z/nodeid 0
+	h=$(qget held_pages)
+	put $Q "rebuild 0 600"
+	M rebuild_held_before=$h rebuild_held_after=$(qget held_pages) \
+		rebuild_limit=$(qget limit_pages) rebuild_boost_s=$(qget boost_s)
+	put $Z/nodeid 0
+	M rebuild_sorted_held=$(qget held_pages)
+	put $Q "rebuild 0 1"
+	sleep 2
+	M rebuild_expired_limit=$(qget limit_pages) rebuild_expired_boost_s=$(qget boost_s)
+	put $Z/nodeid 0
+	M rebuild_expired_held=$(qget held_pages)
+	put $P/quarantine_permille 125
 
 	# Held; a second sort right after keeps what still collides: the
 	# node's page frees during it (/proc/vmstat pgfree) stay below what
@@ -284,7 +305,7 @@ if [ "$CHECKS" = 1 ]; then
 		esac || fail "zonesort sort ($step): $(cat /tmp/zs)"
 		M full_${step}_scanned=$(($(compact_scanned) - c0)) full_${step}_est=$(est) \
 			full_${step}_held=$(qget held_pages) full_${step}_limit=$(qget limit_pages) \
-			full_${step}_short=$(qget last_short_pages)
+			full_${step}_short=$(qget last_short_pages) full_${step}_boost_s=$(qget boost_s)
 		echo "ZSTEST_BEGIN full_$step"
 		cat /tmp/zs
 		echo "ZSTEST_DONE full_$step"

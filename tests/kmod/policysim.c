@@ -660,8 +660,285 @@ static int remedy_main(int argc, char **argv)
 	return 0;
 }
 
+
+/* ------------------------------------------------------------------------
+ * policysim decay PAGES_LOG2 SLOTS_LOG2 AGE_PAGES CYCLES KEEP_PERMILLE
+ *                 WINDOW LIMIT_PERMILLE COMPACT_EVERY BOOST SEED
+ *
+ * The periodic curve of bench/cachenode-decay, simulated: a long job that
+ * allocates half of the cache after each aging cycle, on a node that a
+ * periodic helper sorts (with the module's quarantine, whose held blocks
+ * live from one sort to the next) between the aging and the allocation.
+ * Each cycle first frees the long-lived pages of the cycle WINDOW cycles
+ * before (a page-cache file deleted), then allocates AGE_PAGES pages one
+ * by one, each followed with probability KEEP_PERMILLE/1000 by one
+ * long-lived page, and frees the others in random order. The sort then
+ * runs as the module's does (zsq_pick_list with the blocks held so far;
+ * those it no longer keeps go back to the buddy allocator right before
+ * their list is ordered; a sort that gave some back orders the lists once
+ * more); when the next allocation would still collide above 2% and the
+ * pick left colliding pages for lack of room, the held blocks go back, the
+ * node is compacted and sorted again, at most every COMPACT_EVERY cycles
+ * (lib/sorter.c's compact_full); with BOOST 1 the quarantine may then
+ * hold twice its limit until the next compaction may run (the module's
+ * "rebuild N SECONDS"). Then the long job's half-cache buffer
+ * is allocated page by page, its collisions counted (the simulator's own
+ * count) and it is freed again in allocation order. One line per cycle:
+ *   cycle=N fraction=F held=P compacted=0|1 short=P
+ */
+struct d_held {
+	uint64_t *pfn;
+	unsigned char *order;
+	size_t n;
+};
+
+/* Takes 2^o pages at pfn inside a free block of at least that order, as
+ * alloc_contig_range() does (a held block given back in the same list can
+ * have merged with it): the block is split around them, the rest goes to
+ * the tails of lower lists. False when no free block holds them. */
+static bool d_take(struct rnode *n, unsigned long pfn, int order)
+{
+	unsigned long head = 0;
+	int o;
+
+	for (o = order; o <= MAXO; o++) {
+		head = pfn & ~((1UL << o) - 1);
+		if (n->b.order[head] == o)
+			break;
+	}
+	if (o > MAXO)
+		return false;
+	l_del(&n->b, (long)head);
+	n->b.order[head] = -1;
+	while (o > order) {
+		unsigned long half = 1UL << --o;
+
+		if (pfn >= head + half) {
+			add_block(&n->b, head, o, 1);
+			head += half;
+		} else {
+			add_block(&n->b, head + half, o, 1);
+		}
+	}
+	for (unsigned long k = 0; k < (1UL << order); k++)
+		n->used[pfn + k] = 3;
+	return true;
+}
+
+/* Gives a held block back: its pages are freed one by one, merging. */
+static void d_give_back(struct rnode *n, uint64_t pfn, int o)
+{
+	for (unsigned long k = 0; k < (1UL << o); k++)
+		r_free_page(n, (unsigned long)pfn + k);
+}
+
+/* The sort with the quarantine as the module runs it; held blocks in and
+ * out of h. Returns whether any held block was given back. */
+static bool d_sort(struct rnode *n, struct zsp_state *st, struct zsq_pick *q, struct d_held *h,
+		   uint64_t *v, uint64_t *tmp, unsigned char *mark)
+{
+	struct d_held next = { h->pfn + h->n, h->order + h->n, 0 };
+	bool gave = false;
+
+	zsp_reset(st);
+	zsq_pick_zone(q, 0);
+	for (int o = 0; o <= MAXO; o++) {
+		size_t cnt = list_get(&n->b, o, v), nheld = 0, kept, k;
+		struct zsq_held_split split;
+
+		if (o == 9)
+			zsp_mark_sequence(st);
+		if (o == 9)
+			zsq_pick_huge(q, 0);
+		for (size_t i = 0; i < h->n; i++)
+			if (h->order[i] == o)
+				v[cnt + nheld++] = h->pfn[i];
+		kept = zsq_pick_list(q, st->load, st->marked ? st->tload : NULL, v, cnt + nheld,
+				     nheld, (unsigned)o, tmp, &split);
+		/* Held ones to give back: the last split.kept of the kept. */
+		for (size_t i = kept - split.kept; i < kept; i++) {
+			d_give_back(n, v[i], o);
+			gave = true;
+		}
+		for (size_t i = kept; i < kept + split.taken; i++) {
+			next.pfn[next.n] = v[i];
+			next.order[next.n++] = (unsigned char)o;
+		}
+		for (size_t i = kept + split.taken; i < cnt + nheld; i++) {
+			if (!d_take(n, (unsigned long)v[i], o)) {
+				zsq_pick_untake(q, (unsigned)o);
+				continue;
+			}
+			next.pfn[next.n] = v[i];
+			next.order[next.n++] = (unsigned char)o;
+		}
+		zsp_order_blocks(st, v, kept, (unsigned)o, tmp);
+		/* As zs_apply: the ordered blocks still free at this order
+		 * first, then the ones the snapshot did not have. */
+		k = 0;
+		for (size_t i = 0; i < kept; i++)
+			if (n->b.order[v[i]] == o && !mark[v[i]]) {
+				mark[v[i]] = 1;
+				tmp[k++] = v[i];
+			}
+		{
+			size_t m = list_get(&n->b, o, v);
+
+			for (size_t i = 0; i < m; i++)
+				if (!mark[v[i]])
+					tmp[k++] = v[i];
+			for (size_t i = 0; i < k; i++)
+				mark[tmp[i]] = 0;
+			if (k != m) {
+				fprintf(stderr, "policysim: list %d: %zu blocks after ordering, %zu in it\n", o, k, m);
+				exit(3);
+			}
+		}
+		list_set(&n->b, o, tmp, k);
+	}
+	memmove(h->pfn, next.pfn, next.n * sizeof(*h->pfn));
+	memmove(h->order, next.order, next.n);
+	h->n = next.n;
+	return gave;
+}
+
+/* Allocates want single pages into got[], counts the ones whose slot
+ * holds more than one of them, frees them again in allocation order. */
+static double d_alloc_measure(struct rnode *n, uint64_t slots, uint64_t want, uint32_t *count,
+			      unsigned long *got, bool keep_state)
+{
+	uint64_t k = 0, conflicted = 0;
+
+	memset(count, 0, slots * sizeof(*count));
+	for (; k < want; k++) {
+		long p = r_alloc_order(&n->b, 0);
+
+		if (p < 0)
+			break;
+		got[k] = (unsigned long)p;
+		count[(uint64_t)p & (slots - 1)]++;
+	}
+	for (uint64_t i = 0; i < k; i++)
+		if (count[got[i] & (slots - 1)] > 1)
+			conflicted++;
+	if (!keep_state)
+		for (uint64_t i = 0; i < k; i++)
+			b_free(&n->b, got[i]);
+	return k ? (double)conflicted / (double)k : 0;
+}
+
+static int decay_main(int argc, char **argv)
+{
+	if (argc != 11) {
+		fprintf(stderr, "usage: policysim decay PAGES_LOG2 SLOTS_LOG2 AGE_PAGES CYCLES KEEP_PERMILLE WINDOW LIMIT_PERMILLE COMPACT_EVERY BOOST SEED\n");
+		return 2;
+	}
+	unsigned long npages = 1UL << atoi(argv[1]);
+	uint64_t slots = 1ULL << atoi(argv[2]);
+	unsigned long age = strtoul(argv[3], NULL, 10);
+	int cycles = atoi(argv[4]), window = atoi(argv[6]), every = atoi(argv[8]);
+	unsigned keep = (unsigned)atoi(argv[5]);
+	uint64_t limit = slots * (uint64_t)atoi(argv[7]) / 1000;
+	bool boost = atoi(argv[9]) != 0;
+	unsigned long seed = strtoul(argv[10], NULL, 10);
+	unsigned long reserved = npages * R_RESERVED_PERMILLE / 1000;
+	uint64_t *v = xcalloc(npages, sizeof(*v)), *tmp = xcalloc(npages, sizeof(*tmp));
+	uint32_t *count = xcalloc(slots, sizeof(*count));
+	unsigned long *pages = xcalloc(npages, sizeof(*pages));
+	unsigned char *mark = xcalloc(npages, 1);
+	int *born = xcalloc(npages, sizeof(*born));
+	struct d_held h = { xcalloc(2 * npages, sizeof(uint64_t)), xcalloc(2 * npages, 1), 0 };
+	struct rnode node, probe;
+	struct zsp_geom geom;
+	struct zsp_state st;
+	int last_compact = -1000000;
+
+	if (zsp_geom_init(&geom, slots, 1) || age > npages || window < 1 || every < 1) {
+		fprintf(stderr, "policysim: bad geometry, age, window or interval\n");
+		return 2;
+	}
+	zsp_init(&st, &geom, xcalloc(1, zsp_state_bytes(&geom)));
+	b_init(&node.b, npages);
+	b_init(&probe.b, npages);
+	node.used = xcalloc(npages, 1);
+	probe.used = xcalloc(npages, 1);
+	rs = 0x9E3779B97F4A7C15ULL * (seed + 1);
+	for (unsigned long p = 0; p < npages; p += 1UL << MAXO)
+		add_block(&node.b, p, MAXO, 1);
+	for (unsigned long p = 0; p < reserved; p++)
+		if (node.b.order[p] >= 0)
+			r_take_block(&node, p, 2);
+	for (unsigned long p = 0; p < reserved; p++)
+		node.used[p] = 2;
+	for (int c = 0; c <= cycles; c++) {
+		struct zsq_pick q;
+		bool compacted = false;
+		double f;
+
+		if (c > 0) {
+			unsigned long got = 0;
+
+			for (unsigned long p = 0; p < npages; p++)
+				if (node.used[p] == 1 && born[p] <= c - window)
+					r_free_page(&node, p);
+			for (; got < age; got++) {
+				long p = r_alloc_order(&node.b, 0);
+
+				if (p < 0)
+					break;
+				pages[got] = (unsigned long)p;
+				node.used[p] = 4;
+				if (rnd() % 1000 < keep) {
+					long f2 = r_alloc_order(&node.b, 0);
+
+					if (f2 >= 0) {
+						node.used[f2] = 1;
+						born[f2] = c;
+					}
+				}
+			}
+			for (unsigned long i = got; i > 1; i--) {
+				unsigned long j = rnd() % i, t = pages[i - 1];
+
+				pages[i - 1] = pages[j];
+				pages[j] = t;
+			}
+			for (unsigned long i = 0; i < got; i++)
+				r_free_page(&node, pages[i]);
+		}
+		zsq_pick_init(&q, &geom, slots / 2,
+			      boost && c - last_compact < every ? 2 * limit : limit);
+		if (d_sort(&node, &st, &q, &h, v, tmp, mark))
+			r_sort(&node, &st, NULL, v, tmp, R_HUGE);
+		r_copy(&probe, &node);
+		f = d_alloc_measure(&probe, slots, slots / 2, count, pages, true);
+		if (f > 0.02 && q.short_pages > 0 && c - last_compact >= every) {
+			for (size_t i = 0; i < h.n; i++)
+				d_give_back(&node, h.pfn[i], h.order[i]);
+			h.n = 0;
+			r_compact(&node);
+			zsq_pick_init(&q, &geom, slots / 2, boost ? 2 * limit : limit);
+			d_sort(&node, &st, &q, &h, v, tmp, mark);
+			compacted = true;
+			last_compact = c;
+		}
+		{
+			uint64_t held = 0;
+
+			for (size_t i = 0; i < h.n; i++)
+				held += 1ULL << h.order[i];
+			f = d_alloc_measure(&node, slots, slots / 2, count, pages, false);
+			printf("cycle=%d fraction=%.6f held=%llu compacted=%d short=%llu\n", c, f,
+			       (unsigned long long)held, compacted, (unsigned long long)q.short_pages);
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "decay"))
+		return decay_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "remedy"))
 		return remedy_main(argc - 1, argv + 1);
 	if (argc < 6) {

@@ -373,12 +373,14 @@ static void full_quarantine(void)
 		ok(last.outcome == ZS_SORTED && last.compacted == want && !strcmp(got, want ? "1\n" : ""),
 		   "%s (compact file '%s')", what[step], got);
 		if (want) {
-			/* Written in place, no truncation as in sysfs: "release 0"
-			 * first, then the sort after it switches the quarantine "on"
-			 * over its start. */
+			/* Written in place, no truncation as in sysfs: "rebuild 0
+			 * 30" first (given back, twice the limit for the interval),
+			 * then the sort after it switches the quarantine "on" over
+			 * its start. */
 			read_text("kernel/quarantine", got, sizeof(got));
-			ok(!strncmp(got, "on\nease 0\n", 10),
-			   "... node 0's blocks given back before the sort after it ('%.10s')", got);
+			ok(!strncmp(got, "on\nuild 0 30\n", 13),
+			   "... node 0's blocks given back, twice the limit for compact_interval, before the sort after it ('%.13s')",
+			   got);
 			err_has(last.msg, "quarantine full, 5.2% colliding: given back, node compacted, sorted again",
 				"... and the result says so");
 		}
