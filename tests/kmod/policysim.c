@@ -401,6 +401,37 @@ static void r_take_block(struct rnode *n, unsigned long pfn, unsigned char how)
 		n->used[pfn + k] = how;
 }
 
+/* A node as booted: every max-order block free, lowest address first, but
+ * the bottom R_RESERVED_PERMILLE of the pages, allocated for good (the
+ * kernel's). Needs n->b and n->used of the node's size. */
+static void r_boot(struct rnode *n)
+{
+	unsigned long npages = n->b.npages, reserved = npages * R_RESERVED_PERMILLE / 1000;
+
+	memset(n->b.order, -1, npages);
+	memset(n->used, 0, npages);
+	for (int o = 0; o <= MAXO; o++)
+		n->b.next[npages + o] = n->b.prev[npages + o] = (long)npages + o;
+	for (unsigned long p = 0; p < npages; p += 1UL << MAXO)
+		add_block(&n->b, p, MAXO, 1);
+	for (unsigned long p = 0; p < reserved; p++)
+		if (n->b.order[p] >= 0)
+			r_take_block(n, p, 2);
+	for (unsigned long p = 0; p < reserved; p++)
+		n->used[p] = 2;
+}
+
+/* Shuffles pages[0, n). */
+static void r_shuffle_pages(unsigned long *pages, unsigned long n)
+{
+	for (unsigned long i = n; i > 1; i--) {
+		unsigned long j = rnd() % i, t = pages[i - 1];
+
+		pages[i - 1] = pages[j];
+		pages[j] = t;
+	}
+}
+
 static void r_free_page(struct rnode *n, unsigned long pfn)
 {
 	n->used[pfn] = 0;
@@ -580,20 +611,9 @@ static int remedy_main(int argc, char **argv)
 	work.used = xcalloc(npages, 1);
 	for (int si = 7; si < argc; si++) {
 		unsigned long seed = strtoul(argv[si], NULL, 10), kept = 0;
-		unsigned long reserved = npages * R_RESERVED_PERMILLE / 1000;
 
 		rs = 0x9E3779B97F4A7C15ULL * (seed + 1);
-		memset(aged.b.order, -1, npages);
-		memset(aged.used, 0, npages);
-		for (int o = 0; o <= MAXO; o++)
-			aged.b.next[npages + o] = aged.b.prev[npages + o] = (long)npages + o;
-		for (unsigned long p = 0; p < npages; p += 1UL << MAXO)
-			add_block(&aged.b, p, MAXO, 1);
-		for (unsigned long p = 0; p < reserved; p++)
-			if (aged.b.order[p] >= 0)
-				r_take_block(&aged, p, 2);
-		for (unsigned long p = 0; p < reserved; p++)
-			aged.used[p] = 2;
+		r_boot(&aged);
 		for (int r = 0; r < rounds; r++) {
 			unsigned long got = 0;
 
@@ -605,12 +625,7 @@ static int remedy_main(int argc, char **argv)
 				pages[got] = (unsigned long)p;
 				aged.used[p] = 1;
 			}
-			for (unsigned long i = got; i > 1; i--) {
-				unsigned long j = rnd() % i, t = pages[i - 1];
-
-				pages[i - 1] = pages[j];
-				pages[j] = t;
-			}
+			r_shuffle_pages(pages, got);
 			for (unsigned long i = 0; i < got; i++) {
 				if (rnd() % 1000 < keep) {
 					kept++;
@@ -841,7 +856,6 @@ static int decay_main(int argc, char **argv)
 	uint64_t limit = slots * (uint64_t)atoi(argv[7]) / 1000;
 	bool boost = atoi(argv[9]) != 0;
 	unsigned long seed = strtoul(argv[10], NULL, 10);
-	unsigned long reserved = npages * R_RESERVED_PERMILLE / 1000;
 	uint64_t *v = xcalloc(npages, sizeof(*v)), *tmp = xcalloc(npages, sizeof(*tmp));
 	uint32_t *count = xcalloc(slots, sizeof(*count));
 	unsigned long *pages = xcalloc(npages, sizeof(*pages));
@@ -863,13 +877,7 @@ static int decay_main(int argc, char **argv)
 	node.used = xcalloc(npages, 1);
 	probe.used = xcalloc(npages, 1);
 	rs = 0x9E3779B97F4A7C15ULL * (seed + 1);
-	for (unsigned long p = 0; p < npages; p += 1UL << MAXO)
-		add_block(&node.b, p, MAXO, 1);
-	for (unsigned long p = 0; p < reserved; p++)
-		if (node.b.order[p] >= 0)
-			r_take_block(&node, p, 2);
-	for (unsigned long p = 0; p < reserved; p++)
-		node.used[p] = 2;
+	r_boot(&node);
 	for (int c = 0; c <= cycles; c++) {
 		struct zsq_pick q;
 		bool compacted = false;
@@ -897,12 +905,7 @@ static int decay_main(int argc, char **argv)
 					}
 				}
 			}
-			for (unsigned long i = got; i > 1; i--) {
-				unsigned long j = rnd() % i, t = pages[i - 1];
-
-				pages[i - 1] = pages[j];
-				pages[j] = t;
-			}
+			r_shuffle_pages(pages, got);
 			for (unsigned long i = 0; i < got; i++)
 				r_free_page(&node, pages[i]);
 		}
