@@ -807,7 +807,8 @@ static int zs_sort_node(int nid)
 	 * already in order: in a decay round that gave back 11 834 of 16 253
 	 * held pages the lists allowed 2.0% and handed out 7.7% in the order
 	 * they had. Such a sort orders the lists once more as they now are,
-	 * the quarantine left as it is; the estimate after is that walk's.
+	 * the quarantine keeping what it holds and taking with what is left of
+	 * its limit (zsq_settle); the estimate after is that walk's.
 	 */
 	if (!r->err && zsq_settle(nid)) {
 		zs_est_begin(r, halves);

@@ -643,7 +643,9 @@ void zsq_sort_end(int nid)
 
 bool zsq_settle(int nid)
 {
+	struct zsq_node *qn = &zsq_nodes[nid];
 	pg_data_t *pgdat = NODE_DATA(nid);
+	unsigned long held, limit;
 	int zi;
 
 	if (zsq_run.nid != nid || !zsq_run.given_back)
@@ -651,7 +653,20 @@ bool zsq_settle(int nid)
 	for (zi = 0; zi < MAX_NR_ZONES; zi++)
 		if (populated_zone(&pgdat->node_zones[zi]))
 			zsq_drain(&pgdat->node_zones[zi]);
-	zsq_run.on = false;
+	/*
+	 * The walk again picks the lists as they now are, with what is left
+	 * of the limit. The blocks given back merged with their free buddies,
+	 * so a list in which the first walk found fitting blocks enough to
+	 * end the allocation can have lost them: a decay round that gave
+	 * back 11 307 of 16 384 held pages was left at 3.0% by the module's
+	 * own estimate, with two thirds of the limit unused. Held blocks are
+	 * not picked again, so nothing is given back and no third walk
+	 * follows.
+	 */
+	held = READ_ONCE(qn->pages);
+	limit = zsq_limit(qn);
+	zsq_pick_init(&zsq_run.pick, &zsq_run.pick.g, zsq_run.want, held < limit ? limit - held : 0);
+	zsq_run.zone = NULL;
 	return true;
 }
 

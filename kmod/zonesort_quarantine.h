@@ -37,8 +37,9 @@ size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u32 
 void zsq_sort_end(int nid);
 
 /* After zsq_sort_end: true when the sort gave blocks back. The per-CPU
- * lists are then drained into the free lists, and the quarantine stays as
- * it is (nothing picked, taken or given back) for one more walk. */
+ * lists are then drained into the free lists for one more walk, in which
+ * the quarantine keeps what it holds and takes colliding free blocks with
+ * what is left of its limit (nothing is given back). */
 bool zsq_settle(int nid);
 
 /* Adds the "quarantine" file to the module's sysfs directory; registers the

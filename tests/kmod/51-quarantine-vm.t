@@ -113,6 +113,9 @@ remedy_test() {
 		"$series: a second sort right after keeps what still collides: the node freed $(g resort_pgfree) pages during it, $(g resort_held_before) were held"
 	cmp_ok "$(g resort_held_after)" -ge $(($(g resort_held_before) / 2)) \
 		"$series: ... and holds $(g resort_held_after) pages after it ($(g resort_kept) kept)"
+	cmp_ok "$(g resort_held_after)" -le $LIMIT \
+		"$series: ... at most the limit, with what it took again after giving back ($(g resort_settled) walks again so far)"
+	cmp_ok "$(g resort_settled)" -ge 1 "$series: ... a sort that gave back walked the lists again"
 	local v bad
 	v=$(tr -d '\r' < "$log" | grep '^ZSTEST_VAL ')
 	bad=$(printf '%s\n' "$v" | grep -v " EINVAL$")

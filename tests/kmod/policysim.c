@@ -690,10 +690,11 @@ static int remedy_main(int argc, char **argv)
  * long-lived page, and frees the others in random order. The sort then
  * runs as the module's does (zsq_pick_list with the blocks held so far;
  * those it no longer keeps go back to the buddy allocator right before
- * their list is ordered; a sort that gave some back orders the lists once
- * more); when the next allocation would still collide above 2% and the
- * pick left colliding pages for lack of room, the held blocks go back, the
- * node is compacted and sorted again, at most every COMPACT_EVERY cycles
+ * their list is ordered; a sort that gave some back walks the lists once
+ * more, taking with what is left of the limit); when the next allocation
+ * would still collide above 1% and the pick left colliding pages for lack
+ * of room, the held blocks go back, the node is compacted and sorted
+ * again, at most every COMPACT_EVERY cycles
  * (lib/sorter.c's compact_full); with BOOST 1 the quarantine may then
  * hold twice its limit until the next compaction may run (the module's
  * "rebuild N SECONDS"). Then the long job's half-cache buffer
@@ -738,6 +739,15 @@ static bool d_take(struct rnode *n, unsigned long pfn, int order)
 	for (unsigned long k = 0; k < (1UL << order); k++)
 		n->used[pfn + k] = 3;
 	return true;
+}
+
+static uint64_t d_held_pages(const struct d_held *h)
+{
+	uint64_t pages = 0;
+
+	for (size_t i = 0; i < h->n; i++)
+		pages += 1ULL << h->order[i];
+	return pages;
 }
 
 /* Gives a held block back: its pages are freed one by one, merging. */
@@ -881,6 +891,7 @@ static int decay_main(int argc, char **argv)
 	for (int c = 0; c <= cycles; c++) {
 		struct zsq_pick q;
 		bool compacted = false;
+		uint64_t lim;
 		double f;
 
 		if (c > 0) {
@@ -909,13 +920,21 @@ static int decay_main(int argc, char **argv)
 			for (unsigned long i = 0; i < got; i++)
 				r_free_page(&node, pages[i]);
 		}
-		zsq_pick_init(&q, &geom, slots / 2,
-			      boost && c - last_compact < every ? 2 * limit : limit);
-		if (d_sort(&node, &st, &q, &h, v, tmp, mark))
-			r_sort(&node, &st, NULL, v, tmp, R_HUGE);
+		lim = boost && c - last_compact < every ? 2 * limit : limit;
+		zsq_pick_init(&q, &geom, slots / 2, lim);
+		if (d_sort(&node, &st, &q, &h, v, tmp, mark)) {
+			/* As zsq_settle: once more, what is held kept, colliding
+			 * free blocks taken with what is left of the limit. */
+			struct d_held more = { h.pfn + h.n, h.order + h.n, 0 };
+			uint64_t held = d_held_pages(&h);
+
+			zsq_pick_init(&q, &geom, slots / 2, held < lim ? lim - held : 0);
+			d_sort(&node, &st, &q, &more, v, tmp, mark);
+			h.n += more.n;
+		}
 		r_copy(&probe, &node);
 		f = d_alloc_measure(&probe, slots, slots / 2, count, pages, true);
-		if (f > 0.02 && q.short_pages > 0 && c - last_compact >= every) {
+		if (f > 0.01 && q.short_pages > 0 && c - last_compact >= every) {
 			for (size_t i = 0; i < h.n; i++)
 				d_give_back(&node, h.pfn[i], h.order[i]);
 			h.n = 0;
@@ -926,10 +945,8 @@ static int decay_main(int argc, char **argv)
 			last_compact = c;
 		}
 		{
-			uint64_t held = 0;
+			uint64_t held = d_held_pages(&h);
 
-			for (size_t i = 0; i < h.n; i++)
-				held += 1ULL << h.order[i];
 			f = d_alloc_measure(&node, slots, slots / 2, count, pages, false);
 			printf("cycle=%d fraction=%.6f held=%llu compacted=%d short=%llu\n", c, f,
 			       (unsigned long long)held, compacted, (unsigned long long)q.short_pages);

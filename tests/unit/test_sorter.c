@@ -410,6 +410,25 @@ static void full_quarantine(void)
 	}
 	ok(t.sorted == 6 && t.compacted == 3, "tally: 6 sorts, 3 compacted (%u, %u)", t.sorted,
 	   t.compacted);
+
+	/* The module's estimate against 1%: a full quarantine with 1.5% left
+	 * colliding is compacted, with 1.0% it is not. */
+	for (int step = 0; step < 2; step++) {
+		static const char *const ppm[] = { "15000", "10000" };
+		bool want = step == 0;
+
+		unlink(root_path("state/node0.compacted"));
+		snprintf(text, sizeof(text), "sorts=3\nlast_conflict_ppm_after=%s\n", ppm[step]);
+		write_text("kernel/stats", text);
+		write_text("kernel/quarantine", "enabled=1\nlast_node=0\nlast_short_pages=40\n"
+						"node=0 held_pages=100 held_blocks=9 limit_pages=100\n");
+		write_text("node/node0/compact", "");
+		zs_sorter_sort(s, 0, &t, remember, NULL);
+		read_text("node/node0/compact", got, sizeof(got));
+		ok(last.outcome == ZS_SORTED && last.compacted == want && !strcmp(got, want ? "1\n" : ""),
+		   "full, the estimate %s ppm: %s (compact file '%s')", ppm[step],
+		   want ? "compacted" : "not compacted", got);
+	}
 	zs_sorter_close(s);
 	unlink(root_path("kernel/nodeid"));
 	unlink(root_path("kernel/stats"));
