@@ -278,8 +278,7 @@ static void print_quarantine_human(const struct zs_quarantine_state *q)
 	if (q->compacted_ago_s >= 0)
 		snprintf(ago, sizeof(ago), "%.0f s ago", q->compacted_ago_s);
 	if (q->boost_s > 0)
-		snprintf(boost, sizeof(boost), ", twice the limit for %lld s more after that compaction",
-			 q->boost_s);
+		snprintf(boost, sizeof(boost), "; the limit doubled for %lld s more", q->boost_s);
 	printf("  quarantine: %lld of %lld pages held (%.1f%%); last compaction for a full quarantine: %s%s\n",
 	       q->held_pages, q->limit_pages,
 	       q->limit_pages ? 100.0 * (double)q->held_pages / (double)q->limit_pages : 0.0, ago,

@@ -63,7 +63,7 @@ num_ok "JSON: compacted_ago_s about 42 ($(jq '.nodes[0].quarantine.compacted_ago
 # and the seconds left.
 quarantine_file 20000 32768 250 > "$T/sysfs/quarantine"
 out=$("$Z" status "${ARGS[@]}" 2>&1)
-like "$out" 'quarantine: 20000 of 32768 pages held \(61\.0%\); last compaction for a full quarantine: 4[2-4] s ago, twice the limit for 250 s more after that compaction' \
+like "$out" 'quarantine: 20000 of 32768 pages held \(61\.0%\); last compaction for a full quarantine: 4[2-4] s ago; the limit doubled for 250 s more' \
 	"a boosted limit says for how long"
 is "$("$Z" status --json "${ARGS[@]}" | jq -c '.nodes[0].quarantine | [.held_pages, .limit_pages, .boost_s]')" \
 	'[20000,32768,250]' "JSON: held, the doubled limit, boost_s"
