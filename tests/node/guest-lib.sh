@@ -218,16 +218,31 @@ _gn_compact_scanned() {
 # _gn_sorts: sorts the module has done so far.
 _gn_sorts() { sed -n 's/^sorts=//p' /sys/kernel/zone_sort_free_pages/stats 2>/dev/null; }
 
-# _gn_sort_began: when the node's last finished sort began, in ns of
-# CLOCK_BOOTTIME (the sorter's stamp, written when a sort ends, in the
-# Slurm node's own /run), or 0.
-_gn_sort_began() {
-	local v
-	v=$(cluster_on_node "$ZS_NODE" cat "$GN_STATEDIR/node0.last" 2> /dev/null |
-		awk '$1 == "boot" { print $3 }')
-	echo "${v:-0}"
+# _gn_wait LIMIT_S COMMAND...: waits until COMMAND succeeds, trying once a
+# second; 1 after LIMIT_S seconds. The periodic helper holds a due sort
+# back, and a full quarantine's compaction with it, while the node
+# allocates or frees more than 1/512 of its memory per half second: on a
+# 1 GiB guest 512 pages, which wait_for's ten tries a second exceed by
+# themselves with the processes each try starts (about 2 500 pages a half
+# second, measured on the host), so every round's sort was one the helper
+# had to start with memory "busy" and no full quarantine was compacted.
+_gn_wait() {
+	local limit=$1 t0=$SECONDS
+	shift
+	until "$@"; do
+		[ $((SECONDS - t0)) -lt "$limit" ] || return 1
+		sleep 1
+	done
 }
-_gn_sorted_after() { [ "$(_gn_sort_began)" -gt "$1" ]; }
+# _gn_sorted_since NS: the node's last finished sort began after NS, read
+# with shell builtins through the Slurm node's root (no process started).
+_gn_sorted_since() {
+	local pid line
+	pid=$(_cluster_slurmd_pid "$ZS_NODE") || return 1
+	read -r line < "/proc/$pid/root$GN_STATEDIR/node0.last" 2> /dev/null || return 1
+	set -- "$1" $line
+	[ "${4:-0}" -gt "$1" ]
+}
 # _gn_uptime_ns: now in ns of CLOCK_BOOTTIME (/proc/uptime's clock).
 _gn_uptime_ns() { awk '{ printf "%.0f\n", $1 * 1e9 }' /proc/uptime; }
 
@@ -247,13 +262,13 @@ gn_long_round() {
 	c0=$(_gn_compact_scanned)
 	# A sort that compacts a full quarantine's node can take seconds, and
 	# the one after it under TCG longer still (11 s seen): a generous bound.
-	wait_for $((3 * GN_LONG_PERIOD + 120)) _gn_sorted_after "$(_gn_uptime_ns)" || M "long_${k}_sort=none"
+	_gn_wait $((3 * GN_LONG_PERIOD + 120)) _gn_sorted_since "$(_gn_uptime_ns)" || M "long_${k}_sort=none"
 	at_go=$(_gn_sorts)
 	local -a vm0 vm1
 	_gn_diag_before "$k"
 	read -ra vm0 <<< "$(_gn_vm)"
 	touch "$GN_LONG/go.$k"
-	wait_for 300 _gn_result_or_gone "$GN_LONG/res.$k" "$GN_LONG_PID"
+	_gn_wait 300 _gn_result_or_gone "$GN_LONG/res.$k" "$GN_LONG_PID"
 	if [ ! -e "$GN_LONG/res.$k" ]; then
 		M "long_$k=no-result"
 		return 1
