@@ -164,6 +164,8 @@ static struct {
 	struct zsq_pick pick;
 	unsigned long want;
 	unsigned long taken, kept, given_back, calls, failed;
+	unsigned long settle_taken;	/* of taken: by the walk after a give-back */
+	bool settling;
 	s64 ns;
 } zsq_run = { .nid = -1 };
 
@@ -450,6 +452,14 @@ static bool zsq_take(struct zone *zone, unsigned long pfn, unsigned int order)
 	return true;
 }
 
+/* Whether taking size pages leaves the zone its high watermark plus the
+ * protected allocation free; a small zone (DMA's 16 MiB) never has that
+ * room. */
+static bool zsq_room(struct zone *zone, unsigned long size)
+{
+	return zone_page_state(zone, NR_FREE_PAGES) >= high_wmark_pages(zone) + zsq_run.want + size;
+}
+
 /*
  * Empties the zone's per-CPU lists into the free lists, where the sort
  * and the policy see them: those lists are handed out before any free
@@ -473,8 +483,9 @@ static void zsq_drain(struct zone *zone)
 		}
 	}
 	spin_unlock_irqrestore(&zone->lock, flags);
-	/* Within the limit like every block held. */
-	if (!pfn || zsq_run.pick.budget < (1ULL << found) || !zsq_take(zone, pfn, found))
+	/* Within the limit and the zone's room like every block held. */
+	if (!pfn || zsq_run.pick.budget < (1ULL << found) || !zsq_room(zone, 1UL << found) ||
+	    !zsq_take(zone, pfn, found))
 		return;
 	zsq_run.pick.budget -= 1ULL << found;
 	zsq_run.pick.taken += 1ULL << found;
@@ -494,7 +505,8 @@ void zsq_sort_begin(int nid, const struct zsp_geom *g)
 	zsq_run.nid = nid;
 	zsq_run.zone = NULL;
 	zsq_run.want = cache_pages / 2;
-	zsq_run.taken = zsq_run.kept = zsq_run.given_back = 0;
+	zsq_run.taken = zsq_run.kept = zsq_run.given_back = zsq_run.settle_taken = 0;
+	zsq_run.settling = false;
 	zsq_run.calls = zsq_run.failed = 0;
 	zsq_run.ns = 0;
 	if (!zsq_run.on) {
@@ -602,19 +614,23 @@ size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u32 
 	for (i = kept + split.taken; i < n + nheld; i++) {
 		bool ok = false;
 
-		if (zsq_run.on && !fatal_signal_pending(current) &&
-		    zone_page_state(zone, NR_FREE_PAGES) >=
-		    high_wmark_pages(zone) + zsq_run.want + size)
-			ok = zsq_take(zone, (unsigned long)blocks[i], order);
-		else
+		if (fatal_signal_pending(current))
 			zsq_run.on = false;
+		/* A zone without room is passed over, not the rest of the
+		 * sort: switching the run off in DMA, the last zone walked,
+		 * left the second walk after a give-back unable to take. */
+		if (zsq_run.on && zsq_room(zone, size)) {
+			ok = zsq_take(zone, (unsigned long)blocks[i], order);
+			if (!ok)
+				zsq_run.failed++;
+		}
 		if (ok) {
 			zsq_run.taken += size;
+			if (zsq_run.settling)
+				zsq_run.settle_taken += size;
 			took = true;
 			continue;
 		}
-		if (zsq_run.on)
-			zsq_run.failed++;
 		zsq_pick_untake(&zsq_run.pick, order);
 		blocks[kept++] = blocks[i];
 	}
@@ -667,6 +683,8 @@ bool zsq_settle(int nid)
 	limit = zsq_limit(qn);
 	zsq_pick_init(&zsq_run.pick, &zsq_run.pick.g, zsq_run.want, held < limit ? limit - held : 0);
 	zsq_run.zone = NULL;
+	zsq_run.on = READ_ONCE(zsq_enabled) && limit;
+	zsq_run.settling = true;
 	return true;
 }
 
@@ -778,6 +796,7 @@ static ssize_t quarantine_show(struct kobject *k, struct kobj_attribute *a, char
 			 "last_take_calls=%lu\n"
 			 "last_take_failed=%lu\n"
 			 "last_short_pages=%llu\n"
+			 "last_settle_taken_pages=%lu\n"
 			 "last_take_ns=%lld\n",
 			 READ_ONCE(zsq_enabled), READ_ONCE(zsq_permille),
 			 atomic64_read(&zsq_stats.taken), atomic64_read(&zsq_stats.released),
@@ -788,7 +807,8 @@ static ssize_t quarantine_show(struct kobject *k, struct kobj_attribute *a, char
 			 READ_ONCE(zsq_run.taken), READ_ONCE(zsq_run.kept),
 			 READ_ONCE(zsq_run.given_back), READ_ONCE(zsq_run.calls),
 			 READ_ONCE(zsq_run.failed),
-			 (unsigned long long)READ_ONCE(zsq_run.pick.short_pages), READ_ONCE(zsq_run.ns));
+			 (unsigned long long)READ_ONCE(zsq_run.pick.short_pages),
+			 READ_ONCE(zsq_run.settle_taken), READ_ONCE(zsq_run.ns));
 	for_each_node_state(nid, N_MEMORY)
 		len += sysfs_emit_at(buf, len,
 				     "node=%d held_pages=%lu held_blocks=%lu limit_pages=%lu boost_s=%lu\n",

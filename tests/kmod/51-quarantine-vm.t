@@ -116,6 +116,8 @@ remedy_test() {
 	cmp_ok "$(g resort_held_after)" -le $LIMIT \
 		"$series: ... at most the limit, with what it took again after giving back ($(g resort_settled) walks again so far)"
 	cmp_ok "$(g resort_settled)" -ge 1 "$series: ... a sort that gave back walked the lists again"
+	like "$(g resort_settle_taken)" '^[0-9]+$' \
+		"$series: ... the quarantine file says what that walk took ($(g resort_settle_taken) pages)"
 	local v bad
 	v=$(tr -d '\r' < "$log" | grep '^ZSTEST_VAL ')
 	bad=$(printf '%s\n' "$v" | grep -v " EINVAL$")

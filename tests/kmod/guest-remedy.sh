@@ -253,7 +253,7 @@ if [ "$CHECKS" = 1 ]; then
 	put $Z/nodeid 0
 	p1=$(pgfree)
 	M resort_held_before=$h resort_held_after=$(qget held_pages) resort_pgfree=$((p1 - p0)) \
-		resort_kept=$(qget last_kept_pages) \
+		resort_kept=$(qget last_kept_pages) resort_settle_taken=$(qget last_settle_taken_pages) \
 		resort_settled=$(awk -F= '$1 == "sorts_settled" { print $2 }' $Z/stats)
 
 	# Given back on demand.

@@ -193,8 +193,9 @@ _gn_quarantine() {
 			for (i in w) { split(w[i], kv, "="); if (kv[1] == "held_pages") h = kv[2]; if (kv[1] == "limit_pages") l = kv[2] } }
 		$1 == "enabled" { e = $2 } $1 == "last_taken_pages" { t = $2 } $1 == "last_take_failed" { f = $2 }
 		$1 == "not_taken_pageblock" { pb = $2 } $1 == "not_taken_refused" { r = $2 }
-		$1 == "refused_taken_at_head" { a = $2 }
-		END { printf "quar_enabled=%s quar_held=%s quar_limit=%s quar_last_taken=%s quar_last_failed=%s quar_not_taken_pageblock=%s quar_refused=%s quar_refused_taken_at_head=%s", e, h, l, t, f, pb, r, a }' $q
+		$1 == "refused_taken_at_head" { a = $2 } $1 == "last_short_pages" { sh = $2 }
+		$1 == "last_given_back_pages" { g = $2 } $1 == "last_settle_taken_pages" { st = $2 }
+		END { printf "quar_enabled=%s quar_held=%s quar_limit=%s quar_last_taken=%s quar_last_failed=%s quar_not_taken_pageblock=%s quar_refused=%s quar_refused_taken_at_head=%s quar_short=%s quar_given_back=%s quar_settle_taken=%s", e, h, l, t, f, pb, r, a, sh, g, st }' $q
 }
 
 # _gn_vm: the node's page frees, reclaimed pages, pages isolated for
@@ -234,15 +235,18 @@ _gn_wait() {
 		sleep 1
 	done
 }
-# _gn_sorted_since NS: the node's last finished sort began after NS, read
-# with shell builtins through the Slurm node's root (no process started).
-_gn_sorted_since() {
+# _gn_stamp NAME: the time (CLOCK_BOOTTIME ns) in the sorter's stamp
+# node0.NAME ("last": the last sort began, "compacted": a full quarantine
+# last had the node compacted), or 0; read with shell builtins through the
+# Slurm node's root, where the sorter keeps them (no process started).
+_gn_stamp() {
 	local pid line
-	pid=$(_cluster_slurmd_pid "$ZS_NODE") || return 1
-	read -r line < "/proc/$pid/root$GN_STATEDIR/node0.last" 2> /dev/null || return 1
-	set -- "$1" $line
-	[ "${4:-0}" -gt "$1" ]
+	pid=$(_cluster_slurmd_pid "$ZS_NODE") && read -r line < "/proc/$pid/root$GN_STATEDIR/node0.$1" 2> /dev/null &&
+		set -- $line
+	echo "${3:-0}"
 }
+# _gn_sorted_since NS: the node's last finished sort began after NS.
+_gn_sorted_since() { [ "$(_gn_stamp last)" -gt "$1" ]; }
 # _gn_uptime_ns: now in ns of CLOCK_BOOTTIME (/proc/uptime's clock).
 _gn_uptime_ns() { awk '{ printf "%.0f\n", $1 * 1e9 }' /proc/uptime; }
 
@@ -286,7 +290,7 @@ gn_long_round() {
 		"tool_pages=$(jq -r .pages <<< "$z" 2>/dev/null)" "sorts_during=$(( $(_gn_sorts) - at_go ))" \
 		"free_at_go=${vm0[4]} freed_during=$((vm1[0] - vm0[0])) reclaimed_during=$((vm1[1] - vm0[1]))" \
 		"compacted_during=$((vm1[2] - vm0[2])) released_during=$((vm1[3] - vm0[3]))" \
-		"compact_scanned=$(($(_gn_compact_scanned) - c0))" \
+		"compact_scanned=$(($(_gn_compact_scanned) - c0)) compacted_stamp_ns=$(_gn_stamp compacted)" \
 		"$(_gn_module_estimate)"
 }
 
