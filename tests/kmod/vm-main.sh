@@ -26,10 +26,20 @@ km_round_report() {
 	# faults first: a base-page allocation of the whole cache, which
 	# gets that far, can lose a little to that (1.2 points seen).
 	km_sorted_ok "$log" "${r}_sfull" 2
-	# The lists move between the sort and the dump (7.2's per-CPU batches
-	# are larger): 16 pages or a fifth of the dump's count apart at most.
-	num_ok "$r: the sort counted only movable pages of the per-CPU lists ($(km_get "$log" "${r}_pcp_pages") vs $(km_get "$log" "${r}_s4k_pcp_movable") in the dump right after it)" \
-		"($(km_get "$log" "${r}_pcp_pages") - $(km_get "$log" "${r}_s4k_pcp_movable"))^2 <= 256 || ($(km_get "$log" "${r}_pcp_pages") - $(km_get "$log" "${r}_s4k_pcp_movable"))^2 <= (0.2 * $(km_get "$log" "${r}_s4k_pcp_movable"))^2"
+	# The lists move between the sort and the dump: the guest takes the
+	# pair again, up to three times, while they are more than 16 pages or
+	# a fifth of the dump's count apart (pcp_agree in guest-main.sh); the
+	# same bound is checked here on the last pair.
+	local tries sorted dumped pairs t
+	tries=$(km_get "$log" "${r}_pcp_retries")
+	sorted=$(km_get "$log" "${r}_pcp_pages") dumped=$(km_get "$log" "${r}_s4k_pcp_movable")
+	pairs="$sorted vs $dumped"
+	for ((t = 0; t < ${tries:-0}; t++)); do
+		sorted=$(km_get "$log" "${r}_pcpretry${t}_sorted") dumped=$(km_get "$log" "${r}_pcpretry${t}_pcp_movable")
+		pairs+=", then $sorted vs $dumped"
+	done
+	num_ok "$r: the sort counted only movable pages of the per-CPU lists ($pairs in the dump right after it)" \
+		"\"$sorted\" != \"\" && \"$dumped\" != \"\" && (($sorted - $dumped)^2 <= 256 || ($sorted - $dumped)^2 <= (0.2 * $dumped)^2)"
 	num_ok "$r: the module's estimate of the sorted half-cache allocation is within 1 point of the measurement ($(km_get "$log" "${r}_est_after_half_ppm") ppm vs $(km_get "$log" "${r}_s4k_conflict"))" \
 		"($(km_get "$log" "${r}_est_after_half_ppm") / 1e6 - $(km_get "$log" "${r}_s4k_conflict"))^2 < 1e-4"
 	num_ok "$r: the module's conflicts estimate of the unsorted one is within 5 points ($(km_get "$log" "${r}_u4k_est_half_ppm") ppm vs $(km_get "$log" "${r}_u4k_conflict"))" \
