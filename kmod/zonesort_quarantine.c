@@ -614,6 +614,10 @@ size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u32 
 	for (i = kept + split.taken; i < n + nheld; i++) {
 		bool ok = false;
 
+		/* A take can clear up to 4 MiB (init_on_alloc, Debian's
+		 * default) and a list can hold hundreds of blocks to take:
+		 * aged guests logged soft lockups of 22-44 s in the sorter. */
+		cond_resched();
 		if (fatal_signal_pending(current))
 			zsq_run.on = false;
 		/* A zone without room is passed over, not the rest of the
