@@ -61,6 +61,10 @@ pcp_agree() {
 	[ $((_d * _d)) -le 256 ] || [ $((25 * _d * _d)) -le $(($2 * $2)) ]
 }
 
+# dumped_pcp NAME: the movable per-CPU pages in the free-list dump of
+# measurement NAME (zsbound's pcp_movable).
+dumped_pcp() { sed -n 's/.* pcp_movable=\([0-9]*\).*/\1/p' $OUT/${1}_bound; }
+
 # round NAME MIB ROUNDS KEEP_PERMILLE: ages the lists (zstest age keeps
 # the kept pages while the round runs), then measures fresh allocations
 # of half and all of the cache, base pages and huge pages, unsorted and
@@ -84,11 +88,11 @@ round() {
 	# (134 counted, 5 in the dump, once in some hundred rounds): then a
 	# sort and a dump are taken again (one page allocated), at most three
 	# times; the host checks that one pair agrees.
-	_sorted=$(stat last_pcp_pages) _dumped=$(sed -n 's/.* pcp_movable=\([0-9]*\).*/\1/p' $OUT/${name}_s4k_bound)
+	_sorted=$(stat last_pcp_pages) _dumped=$(dumped_pcp ${name}_s4k)
 	_t=0
 	while [ $_t -lt 3 ] && ! pcp_agree "$_sorted" "$_dumped"; do
 		measure ${name}_pcpretry$_t 4096 $SLOTS 1 --sort $Z/nodeid
-		_sorted=$(stat last_pcp_pages) _dumped=$(sed -n 's/.* pcp_movable=\([0-9]*\).*/\1/p' $OUT/${name}_pcpretry${_t}_bound)
+		_sorted=$(stat last_pcp_pages) _dumped=$(dumped_pcp ${name}_pcpretry$_t)
 		M ${name}_pcpretry${_t}_sorted=$_sorted
 		_t=$((_t + 1))
 	done
