@@ -12,13 +12,39 @@
 #include <linux/mm_types.h>
 #include <linux/mmzone.h>
 
+/* List entries handled at most per lock hold (zone->lock with interrupts
+ * off, a per-CPU list's lock, the quarantine's lock). */
+#define ZS_BATCH 256
+
 /* Migratetype of pfn's pageblock, MIGRATE_ISOLATE when it is isolated
  * (zonesort_main.c). */
 int zs_pageblock_mt(unsigned long pfn);
 
-/* debugfs zonesort/freelists; without debugfs, nothing. */
+/* With zone->lock held: some pageblock of the zone is isolated. */
+bool zs_zone_isolating(struct zone *zone);
+
+/* With zone->lock held: the head page of the free block of 2^order pages
+ * at pfn, in zone, on a pageblock of migratetype mt; else NULL. */
+struct page *zs_block(struct zone *zone, unsigned long pfn, unsigned int order, int mt);
+
+/* Records a lock hold that handled this many list entries (the stats
+ * file's lock_hold_entries_max). */
+void zs_note_hold(unsigned int entries);
+
+#ifdef ZS_TEST_HOOKS
+/* debugfs zonesort/freelists, test builds only: each list is copied in
+ * one lock hold, interrupts off, into memory sized by the free blocks. */
 void zs_dump_init(void);
 void zs_dump_exit(void);
+#else
+static inline void zs_dump_init(void)
+{
+}
+
+static inline void zs_dump_exit(void)
+{
+}
+#endif
 
 #ifdef ZS_TEST_HOOKS
 /* Called with zone->lock held where a walk of free_list[mt] of this order
@@ -29,9 +55,6 @@ void zs_test_check(void);
 /* The entries a walk records per lock hold: batch, or fewer when the
  * test_batch parameter says so (a walk then resumes on short lists too). */
 unsigned int zs_test_batch(unsigned int batch);
-/* True while the test_refuse_contig parameter is 1: the quarantine then
- * treats every alloc_contig_range() as refused (a busy pageblock). */
-bool zs_test_refuse_contig(void);
 #else
 static inline void zs_test_resume(struct zone *zone, struct page *page, unsigned int order, int mt)
 {
@@ -44,11 +67,6 @@ static inline void zs_test_check(void)
 static inline unsigned int zs_test_batch(unsigned int batch)
 {
 	return batch;
-}
-
-static inline bool zs_test_refuse_contig(void)
-{
-	return false;
 }
 #endif
 

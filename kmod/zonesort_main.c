@@ -20,8 +20,8 @@
  *   conflicts  per node, the share of the pages of a fresh allocation of
  *              half (and all) of the cache that would share a cache slot
  *              with another of its pages, computed from the free lists now
- * plus, for tests and diagnosis, debugfs zonesort/freelists (the lists
- * themselves, zonesort_dump.c).
+ * plus, in test builds, debugfs zonesort/freelists (the lists themselves,
+ * zonesort_dump.c).
  *
  * Cache geometry: the module parameters cache_size (bytes, any multiple
  * of ways x page size) and ways; when cache_size is 0, the node's level-1
@@ -72,9 +72,6 @@
 
 #define ZS_VERSION "0.1.0"
 
-/* List entries handled per lock hold (zone->lock or a per-CPU list's
- * lock, interrupts off). */
-#define ZS_BATCH 256
 /* Largest free list snapshot taken, in blocks (2 x 8 bytes each). */
 #define ZS_MAX_BLOCKS (4UL << 20)
 /* Longest sort_interval accepted, seconds. */
@@ -257,7 +254,7 @@ static int zs_geometry(int nid, u64 *size, struct zsp_geom *geom, bool quiet)
 static struct {
 	atomic64_t sorts, failed, moved, vanished, cut, total_ns, max_hold_ns, settled;
 	atomic64_t last_ns, last_hold_ns, last_free_pages, last_pcp_pages, last_pcp_thp_pages;
-	atomic_t last_node, before_ppm, after_ppm, max_pcp_hold_entries;
+	atomic_t last_node, before_ppm, after_ppm, max_pcp_hold_entries, max_hold_entries;
 	char last_sorter[TASK_COMM_LEN];	/* who ran the last sort, under zs_stats_lock */
 } zs_stats;
 static DEFINE_SPINLOCK(zs_stats_lock);
@@ -268,6 +265,19 @@ static void zs_max(atomic64_t *a, s64 v)
 
 	while (v > old) {
 		s64 seen = atomic64_cmpxchg(a, old, v);
+
+		if (seen == old)
+			break;
+		old = seen;
+	}
+}
+
+void zs_note_hold(unsigned int entries)
+{
+	int old = atomic_read(&zs_stats.max_hold_entries);
+
+	while ((int)entries > old) {
+		int seen = atomic_cmpxchg(&zs_stats.max_hold_entries, old, entries);
 
 		if (seen == old)
 			break;
@@ -462,7 +472,7 @@ int zs_pageblock_mt(unsigned long pfn)
  * alloc_contig_range, CMA): isolation moves free blocks to the
  * MIGRATE_ISOLATE lists, and we must never move one back. The count
  * changes under zone->lock, which the caller holds. */
-static bool zs_zone_isolating(struct zone *zone)
+bool zs_zone_isolating(struct zone *zone)
 {
 #ifdef CONFIG_MEMORY_ISOLATION
 	return READ_ONCE(zone->nr_isolate_pageblock) != 0;
@@ -481,7 +491,7 @@ static bool zs_zone_isolating(struct zone *zone)
  * free blocks between lists when it steals a pageblock without re-typing
  * it), so zs_snapshot() also checks which list head a walk ends at.
  */
-static struct page *zs_block(struct zone *zone, unsigned long pfn, unsigned int order, int mt)
+struct page *zs_block(struct zone *zone, unsigned long pfn, unsigned int order, int mt)
 {
 	struct page *page = pfn_to_online_page(pfn);
 
@@ -531,7 +541,7 @@ static size_t zs_snapshot(struct zs_run *r, struct zone *zone, unsigned int orde
 		return 0;
 	while (!done) {
 		struct list_head *pos;
-		unsigned int budget = zs_test_batch(ZS_BATCH);
+		unsigned int budget = zs_test_batch(ZS_BATCH), entries = 0;
 		ktime_t t0;
 
 		spin_lock_irqsave(&zone->lock, flags);
@@ -550,6 +560,7 @@ static size_t zs_snapshot(struct zs_run *r, struct zone *zone, unsigned int orde
 			r->blocks[n++] = page_to_pfn(list_entry(pos, struct page, ZS_LINK));
 			pos = pos->prev;
 			budget--;
+			entries++;
 		}
 		if (pos && zs_is_head(area, pos) && pos != head) {
 			r->cut++;
@@ -558,6 +569,7 @@ static size_t zs_snapshot(struct zs_run *r, struct zone *zone, unsigned int orde
 		}
 		done = !pos || n >= r->cap || zs_is_head(area, pos);
 		zs_hold_done(r, t0);
+		zs_note_hold(entries);
 		spin_unlock_irqrestore(&zone->lock, flags);
 		if (!done) {
 			cursor = r->blocks[n - 1];
@@ -595,9 +607,10 @@ static void zs_apply(struct zs_run *r, struct zone *zone, unsigned int order, in
 			r->vanished += i;
 			i = 0;
 		}
-		while (i > 0 && budget--) {
+		while (i > 0 && budget) {
 			struct page *p = zs_block(zone, r->blocks[--i], order, mt);
 
+			budget--;
 			if (p) {
 				list_move(&p->ZS_LINK, head);
 				r->moved++;
@@ -606,6 +619,7 @@ static void zs_apply(struct zs_run *r, struct zone *zone, unsigned int order, in
 			}
 		}
 		zs_hold_done(r, t0);
+		zs_note_hold(ZS_BATCH - budget);
 		spin_unlock_irqrestore(&zone->lock, flags);
 		cond_resched();
 	}
@@ -656,6 +670,7 @@ static void zs_count_pcp(struct zs_run *r, struct zone *zone, int mt, bool thp)
 			r->pcpbuf[k++] = page_to_pfn(p);
 		}
 		zs_hold_done(r, t0);
+		zs_note_hold(k);
 		spin_unlock_irqrestore(&pcp->lock, flags);
 		r->max_pcp_entries = max(r->max_pcp_entries, k);
 		if (mt == MIGRATE_MOVABLE) {
@@ -816,6 +831,7 @@ static int zs_sort_node(int nid)
 		zs_walk_node(r, true);
 		atomic64_inc(&zs_stats.settled);
 	}
+	zsq_sort_done(nid);
 	err = r->err;
 	ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
 	atomic64_add(r->moved, &zs_stats.moved);
@@ -962,6 +978,7 @@ static ssize_t stats_show(struct kobject *k, struct kobj_attribute *a, char *buf
 			  "lock_hold_ns_last=%lld\n"
 			  "lock_batch=%u\n"
 			  "pcp_hold_entries_max=%d\n"
+			  "lock_hold_entries_max=%d\n"
 			  "last_node=%d\n"
 			  "last_sorter=%s\n"
 			  "last_free_pages=%lld\n"
@@ -980,6 +997,7 @@ static ssize_t stats_show(struct kobject *k, struct kobj_attribute *a, char *buf
 			  atomic64_read(&zs_stats.total_ns), atomic64_read(&zs_stats.last_ns),
 			  atomic64_read(&zs_stats.max_hold_ns), atomic64_read(&zs_stats.last_hold_ns),
 			  ZS_BATCH, atomic_read(&zs_stats.max_pcp_hold_entries),
+			  atomic_read(&zs_stats.max_hold_entries),
 			  atomic_read(&zs_stats.last_node), sorter[0] ? sorter : "-",
 			  atomic64_read(&zs_stats.last_free_pages),
 			  atomic64_read(&zs_stats.last_pcp_pages),

@@ -8,93 +8,100 @@
  * splits a larger one; collisions among those blocks stay whatever their
  * order (zonesort_quarantine_policy.h). During a sort, at each movable
  * free list, zonesort_main.c passes us the list's snapshot; we take the
- * blocks the policy picks and the sort orders the rest. The lists from
- * the huge-page order up are picked a second time from the start, as
- * transparent huge pages take them: before any smaller list.
+ * blocks the policy picks (zonesort_take.c) and the sort orders the rest.
  *
- * Taking a given free block: alloc_contig_range() (or its frozen form)
- * on exactly its pfn range is the exported way to allocate one particular
- * block. The block is checked to be free, on a movable pageblock
- * (alloc_contig_range would otherwise retype the pageblock) before the
- * call; a block allocated meanwhile makes the call fail or migrate that
- * one page, as for CMA. The call also drains the zone's per-CPU lists
- * into the free lists. Where it refuses (the pageblock holds a page
- * isolation cannot move), the block is moved to its list head and
- * allocated at its order (zsq_take_head).
+ * Held blocks (struct zsq_block, one per block) are in one of these
+ * states, always reachable under their node's lock:
+ *   INFLIGHT  being taken: owned by the sort, on no list; counted;
+ *   HELD      on the node's list for its zone and order;
+ *   PICKING   pulled onto the node's picking list by the sort, which
+ *             decides whether it stays held; only the sort unlinks it;
+ *   GONE      a PICKING block whose pages went back meanwhile; the sort
+ *             frees its descriptor.
+ * They go back to the page allocator
+ *   - when the node is sorted again and the block no longer collides
+ *     (each list's held blocks are picked afresh with the list),
+ *   - when whoever isolates its pageblock asks (zonesort_hold.c): memory
+ *     offlining, contiguous allocations; and when memory goes offline
+ *     (the memory notifier), for holds isolation cannot take back,
+ *   - under memory pressure: a shrinker, reporting them as reclaimed,
+ *   - on "release" or "release N" written to the quarantine file, and
+ *     when the quarantine is switched off or the module unloads.
  *
- * Held blocks hang on a per-node list through their head page's lru, the
- * order in page_private (the owner's fields of an allocated page), kept
- * out of the way of pageblock isolation (see zsq_hold), and go back:
- *   - when the node is sorted again and the block no longer collides: the
- *     sort picks each list afresh with its held blocks counted in, keeps
- *     the ones that still collide and gives back the others right before
- *     it orders that list (giving everything back when a sort begins put
- *     the colliding blocks in front of every list for the whole sort, and
- *     an allocation running meanwhile took them),
- *   - under memory pressure: a shrinker; they cost nothing to recreate,
- *   - when the memory holding them goes offline,
- *   - on "release" (or "release N", node N only) written to
- *     /sys/kernel/zone_sort_free_pages/quarantine
- *     ("off" there or quarantine=N stops taking from the next sort on),
- *     or "rebuild N SECONDS" (see zsq_rebuild),
- *   - when the module unloads.
- * Bounds: per node at most quarantine_permille per mille of the cache's
- * pages (twice that for a while after a compaction: zsq_rebuild), and nothing is taken while the zone's free pages would drop
- * below its high watermark plus the protected allocation (half the
- * cache): that allocation, right after the sort, finds its pages free;
- * anything bigger wakes reclaim, and the shrinker gives them back.
+ * Bounds. A node holds at most quarantine_max_permille per mille of its
+ * cache's pages, at every instant: a take first makes room by giving back
+ * held blocks of the lists handed out last, not yet picked in this sort.
+ * The node's limit -- what a sort may leave held -- starts at
+ * quarantine_permille, doubles (up to the maximum) after a sort that left
+ * colliding blocks for lack of room, and halves back when a sort holds
+ * under a quarter of it. Nothing is taken while the zone's free pages
+ * would drop below its high watermark plus the protected allocation (half
+ * the cache), which finds its pages free right after the sort.
+ *
+ * Accounting. Held pages are counted in NR_KERNEL_MISC_RECLAIMABLE:
+ * /proc/meminfo and the nodes' meminfo show them in KReclaimable, and
+ * MemAvailable includes them.
+ *
+ * Locking. The node's lock (a spinlock, never with interrupts off: no
+ * interrupt handler takes it) guards the lists, states and counters; no
+ * hold handles more than ZS_BATCH list entries. Pages are given back
+ * after it is dropped, with cond_resched() between blocks.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/atomic.h>
-#include <linux/ctype.h>
+#include <linux/bsearch.h>
 #include <linux/gfp.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
 #include <linux/memory.h>
-#include <linux/migrate.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/nodemask.h>
 #include <linux/notifier.h>
-#include <linux/page-flags.h>
-#include <linux/pageblock-flags.h>
 #include <linux/sched/signal.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/spinlock.h>
-#include <linux/string.h>
+#include <linux/swap.h>
 #include <linux/sysfs.h>
-#include <linux/version.h>
+#include <linux/vmstat.h>
 
 #include "zonesort_compat.h"
+#include "zonesort_hold.h"
 #include "zonesort_internal.h"
 #include "zonesort_quarantine.h"
 #include "zonesort_quarantine_policy.h"
+#include "zonesort_take.h"
 
-/* Most per mille of the cache the quarantine_permille parameter accepts. */
-#define ZSQ_MAX_PERMILLE 500
+enum zsq_state { ZSQ_INFLIGHT = 1, ZSQ_HELD, ZSQ_PICKING, ZSQ_GONE };
 
+/* Pages a sort may set aside as strays (zonesort_take.h): 8 MiB. */
+#define ZSQ_STRAY_PAGES 2048UL
+
+/* ------------------------------------------------------------------------
+ * Parameters.
+ */
 static bool zsq_enabled = true;
 module_param_named(quarantine, zsq_enabled, bool, 0644);
 MODULE_PARM_DESC(quarantine,
-		 "take the free blocks a sort cannot keep from colliding out of the free lists until the next sort or memory pressure (default Y)");
+		 "take the free blocks a sort cannot keep from colliding out of the free lists until the next sort, memory pressure or isolation (default Y)");
 
-static unsigned int zsq_permille = 125;
+static unsigned int zsq_permille = 125, zsq_max_permille = 500;
 
 static int zsq_set_permille(const char *val, const struct kernel_param *kp)
 {
 	unsigned int v;
 
-	if (kstrtouint(val, 0, &v) || v > ZSQ_MAX_PERMILLE) {
-		pr_warn("quarantine_permille: '%.*s' is not a number from 0 to %u (per mille of the cache size)\n",
-			(int)strcspn(val, "\n"), val, ZSQ_MAX_PERMILLE);
+	if (kstrtouint(val, 0, &v) || v > 1000) {
+		pr_warn("%s: '%.*s' is not a number from 0 to 1000 (per mille of the cache's pages)\n",
+			kp->name, (int)strcspn(val, "\n"), val);
 		return -EINVAL;
 	}
-	WRITE_ONCE(zsq_permille, v);
+	WRITE_ONCE(*(unsigned int *)kp->arg, v);
 	return 0;
 }
 
@@ -105,241 +112,164 @@ static const struct kernel_param_ops zsq_permille_ops = {
 
 module_param_cb(quarantine_permille, &zsq_permille_ops, &zsq_permille, 0644);
 MODULE_PARM_DESC(quarantine_permille,
-		 "most pages held per node, per mille of the cache's pages (0-500, default 125)");
+		 "where a node's limit starts, per mille of the cache's pages (0-1000, default 125)");
+module_param_cb(quarantine_max_permille, &zsq_permille_ops, &zsq_max_permille, 0644);
+MODULE_PARM_DESC(quarantine_max_permille,
+		 "most pages a node ever holds, per mille of the cache's pages (0-1000, default 500)");
 
-/* page_private of a held block's head page: its order, and this bit when
- * it is held as plain allocated pages (zsq_take_head). */
-#define ZSQ_PLAIN 0x100
-
-static unsigned int zsq_order(struct page *page)
-{
-	return page_private(page) & (ZSQ_PLAIN - 1);
-}
-
+/* ------------------------------------------------------------------------
+ * Per-node state.
+ */
 struct zsq_node {
 	spinlock_t lock;
-	struct list_head blocks;	/* head pages; page_private: see ZSQ_PLAIN */
-	struct list_head old;		/* held before the running sort, its
-					 * list not picked yet */
-	unsigned long pages, nblocks;	/* on both lists and being picked */
-	unsigned long limit;		/* pages, from the last sort's geometry */
-	u64 boost_until;		/* boot-time ns: twice the limit until then */
+	struct list_head held[MAX_NR_ZONES][ZS_NR_ORDERS];
+	unsigned long count[MAX_NR_ZONES][ZS_NR_ORDERS];	/* blocks on held[][] */
+	struct list_head picking;
+	unsigned long pages, nblocks;	/* INFLIGHT, HELD and PICKING blocks */
+	unsigned long peak;		/* most pages at any instant */
+	unsigned long limit, base, max;	/* pages, from the last sort's geometry */
 };
 
 static struct zsq_node *zsq_nodes;	/* nr_node_ids entries */
-
-/* Most seconds "rebuild N SECONDS" accepts (a day, as compact_interval). */
-#define ZSQ_MAX_BOOST_S 86400
-
-/* Seconds the node's limit stays doubled, 0 when it is not. */
-static unsigned long zsq_boost_left(const struct zsq_node *qn)
-{
-	u64 until = READ_ONCE(qn->boost_until), now = ktime_get_boottime_ns();
-
-	return until > now ? (unsigned long)DIV_ROUND_UP_ULL(until - now, NSEC_PER_SEC) : 0;
-}
-
-/* The pages the node may hold after a sort. */
-static unsigned long zsq_limit(const struct zsq_node *qn)
-{
-	unsigned long limit = READ_ONCE(qn->limit);
-
-	return zsq_boost_left(qn) ? 2 * limit : limit;
-}
+static struct kmem_cache *zsq_cache;
 
 static struct {
-	atomic64_t taken, released, shrunk;
-	/* blocks not taken: gone from the lists, on a pageblock of another
-	 * type; refused by alloc_contig_range (busy pageblock), and of
-	 * those, taken at their list head or lost to a race there */
-	atomic64_t gone, pageblock, refused, at_head, head_races;
+	atomic64_t taken, released, shrunk, isolated, offlined;
+	/* blocks not taken: gone from the lists before the allocator got
+	 * there, or no room under the node's maximum */
+	atomic64_t gone, no_room;
 } zsq_stats;
 
-/* The sort in progress or the last one; written only with the sort mutex
+/* The sort in progress or the last one; written only with zs_mutex
  * held, read by the sysfs file without it (figures only). */
-static struct {
-	bool on, huge;
-	int nid;
+static struct zsq_sort {
+	bool on, huge, settling;
+	int nid, zi;
+	unsigned int order;
 	struct zone *zone;
 	struct zsq_pick pick;
 	unsigned long want;
-	unsigned long taken, kept, given_back, calls, failed;
-	unsigned long settle_taken;	/* of taken: by the walk after a give-back */
-	bool settling;
+	struct zs_strays strays;
+	unsigned long taken, kept, given_back, failed, settle_taken;
+	unsigned long room_short;	/* pages not taken for lack of room */
+	unsigned long short_pages;	/* colliding pages left, earlier walks */
+	unsigned long allcpu_ops, strays_seen;
 	s64 ns;
 } zsq_run = { .nid = -1 };
 
-/* ------------------------------------------------------------------------
- * Holding a block. Isolating a pageblock (alloc_contig_range, memory
- * offlining) fails on any page in it that is in use, referenced, and
- * neither on the LRU nor movable; held plainly, a block would make its
- * whole pageblock untakeable, and the blocks to take lie close together,
- * around the same long-lived pages. Compaction and alloc_contig_range()
- * by others must pass over held pages, as over a pinned page; memory
- * going offline makes us give them back first (zsq_memory_event).
- */
-#ifdef ZS_HOLD_FROZEN
-/*
- * 7.x: the block is taken as frozen pages (reference count 0), which
- * isolation treats as free-or-being-freed and nobody can take a reference
- * to; the kernel gives the same treatment to its own frozen allocations.
- */
-static int zsq_hold(unsigned long pfn, unsigned int order)
+static void zsq_account(int nid, long pages)
 {
-	return alloc_contig_frozen_range(pfn, pfn + (1UL << order), ACR_FLAGS_NONE, __GFP_NOWARN);
+	mod_node_page_state(NODE_DATA(nid), NR_KERNEL_MISC_RECLAIMABLE, pages);
 }
 
-static void zsq_unhold(unsigned long pfn, unsigned int order)
+static struct zsq_node *zsq_node_of(const struct zsq_block *b)
 {
-	free_contig_frozen_range(pfn, 1UL << order);
-}
-#else
-/*
- * Before frozen ranges: the pages are marked movable, with operations
- * that refuse every move.
- */
-
-/* alloc_contig_range() took the pageblocks' migratetype until its flags
- * argument replaced it (ACR_FLAGS_*). */
-#ifdef ACR_FLAGS_NONE
-#define ZSQ_ACR_ARG ACR_FLAGS_NONE
-#else
-#define ZSQ_ACR_ARG MIGRATE_MOVABLE
-#endif
-
-static bool zsq_isolate_page(struct page *page, isolate_mode_t mode)
-{
-	return false;
+	return &zsq_nodes[pfn_to_nid(b->pfn)];
 }
 
-static int zsq_migrate_page(struct page *dst, struct page *src, enum migrate_mode mode)
+void zsq_block_free(struct zsq_block *b)
 {
-	return -EBUSY;
+	kmem_cache_free(zsq_cache, b);
 }
 
-static void zsq_putback_page(struct page *page)
+/* Caller holds qn->lock. */
+static void zsq_uncount(struct zsq_node *qn, const struct zsq_block *b)
 {
+	qn->pages -= 1UL << b->order;
+	qn->nblocks--;
 }
 
-static const struct movable_operations zsq_mops = {
-	.isolate_page = zsq_isolate_page,
-	.migrate_page = zsq_migrate_page,
-	.putback_page = zsq_putback_page,
-};
-
-/* Pages are locked while their mapping changes, as __SetPageMovable()
- * wants; only a racing isolation attempt can hold the lock. */
-static void zsq_mark_movable(unsigned long pfn, unsigned long size, bool movable)
+/* Caller holds qn->lock; b is HELD. */
+static void zsq_unlist(struct zsq_node *qn, struct zsq_block *b)
 {
-	unsigned long i;
+	list_del(&b->link);
+	qn->count[b->zone][b->order]--;
+	zsq_uncount(qn, b);
+}
 
-	for (i = 0; i < size; i++) {
-		struct page *page = pfn_to_page(pfn + i);
+/* Gives back the blocks on list, unlinked and uncounted already. */
+static unsigned long zsq_give_back(int nid, struct list_head *list)
+{
+	struct zsq_block *b, *next;
+	unsigned long pages = 0;
 
-		lock_page(page);
-		if (movable)
-			__SetPageMovable(page, &zsq_mops);
-		else
-			__ClearPageMovable(page);
-		unlock_page(page);
+	list_for_each_entry_safe(b, next, list, link) {
+		list_del(&b->link);
+		zsh_release(b);
+		pages += 1UL << b->order;
+		zsq_block_free(b);
+		cond_resched();
 	}
+	if (pages) {
+		zsq_account(nid, -(long)pages);
+		atomic64_add(pages, &zsq_stats.released);
+	}
+	return pages;
 }
-
-static int zsq_hold(unsigned long pfn, unsigned int order)
-{
-	int err = alloc_contig_range(pfn, pfn + (1UL << order), ZSQ_ACR_ARG, __GFP_NOWARN);
-
-	if (!err)
-		zsq_mark_movable(pfn, 1UL << order, true);
-	return err;
-}
-
-static void zsq_unhold(unsigned long pfn, unsigned int order)
-{
-	unsigned long i;
-
-	zsq_mark_movable(pfn, 1UL << order, false);
-	/* Page by page, not free_contig_range(): a compaction scanner may
-	 * hold a passing reference; then it frees the page. */
-	for (i = 0; i < 1UL << order; i++)
-		__free_page(pfn_to_page(pfn + i));
-}
-#endif
 
 /* ------------------------------------------------------------------------
- * Giving blocks back.
+ * Giving held blocks back outside a sort.
  */
 
-/* Moves the blocks of list within [start, end) to out, while *pages is
- * under max_pages; adds their pages to *pages. */
-static void zsq_collect(struct list_head *list, struct list_head *out, unsigned long max_pages,
-			unsigned long start, unsigned long end, unsigned long *pages)
+/*
+ * Moves to out the HELD blocks of qn->held[zi][order] within [start, end)
+ * while *pages is under max_pages, ZS_BATCH entries per lock hold; the
+ * others are rotated to the tail, each looked at once.
+ */
+static void zsq_collect(struct zsq_node *qn, int zi, unsigned int order, struct list_head *out,
+			unsigned long max_pages, unsigned long start, unsigned long end,
+			unsigned long *pages)
 {
-	struct page *page, *next;
+	struct list_head *list = &qn->held[zi][order];
+	unsigned long left;
 
-	list_for_each_entry_safe(page, next, list, lru) {
-		unsigned long pfn = page_to_pfn(page), size = 1UL << zsq_order(page);
-
-		if (*pages >= max_pages)
-			break;
-		if (pfn + size <= start || pfn >= end)
-			continue;
-		list_move_tail(&page->lru, out);
-		*pages += size;
-	}
-}
-
-/* Gives back the blocks on list, taken off the node's lists already but
- * still counted in its figures. */
-static void zsq_give_back(int nid, struct list_head *list)
-{
-	struct zsq_node *qn = &zsq_nodes[nid];
-	struct page *page, *next;
-	unsigned long pages = 0, nblocks = 0;
-
-	list_for_each_entry(page, list, lru) {
-		pages += 1UL << zsq_order(page);
-		nblocks++;
-	}
-	if (!nblocks)
-		return;
 	spin_lock(&qn->lock);
-	qn->pages -= pages;
-	qn->nblocks -= nblocks;
-	spin_unlock(&qn->lock);
-	list_for_each_entry_safe(page, next, list, lru) {
-		unsigned int order = zsq_order(page);
-		bool plain = page_private(page) & ZSQ_PLAIN;
-		unsigned long i;
+	left = qn->count[zi][order];
+	while (left && *pages < max_pages) {
+		unsigned int batch = ZS_BATCH;
 
-		list_del_init(&page->lru);
-		set_page_private(page, 0);
-		if (!plain) {
-			zsq_unhold(page_to_pfn(page), order);
-			continue;
+		while (left && batch && *pages < max_pages && !list_empty(list)) {
+			struct zsq_block *b = list_first_entry(list, struct zsq_block, link);
+
+			left--;
+			batch--;
+			if (b->pfn + (1UL << order) <= start || b->pfn >= end) {
+				list_move_tail(&b->link, list);
+				continue;
+			}
+			zsq_unlist(qn, b);
+			list_add_tail(&b->link, out);
+			*pages += 1UL << order;
 		}
-		for (i = 0; i < 1UL << order; i++)
-			__free_page(pfn_to_page(page_to_pfn(page) + i));
+		zs_note_hold(ZS_BATCH - batch);
+		if (list_empty(list))
+			break;
+		spin_unlock(&qn->lock);
+		cond_resched();
+		spin_lock(&qn->lock);
 	}
-	atomic64_add(pages, &zsq_stats.released);
+	spin_unlock(&qn->lock);
 }
 
 /* Gives back up to max_pages pages (whole blocks, at least one block) of
- * node nid, those in [start, end) only. Returns the pages given back.
- * Blocks a running sort is picking are left to it. */
+ * node nid held in [start, end), the lists handed out last first: lower
+ * zones, then higher orders. Blocks a running sort is picking or taking
+ * are left to it. Returns the pages given back. */
 static unsigned long zsq_release(int nid, unsigned long max_pages, unsigned long start,
 				 unsigned long end)
 {
 	struct zsq_node *qn = &zsq_nodes[nid];
-	unsigned long pages = 0;
+	unsigned long pages = 0, given = 0;
+	int zi, order;
 	LIST_HEAD(out);
 
-	spin_lock(&qn->lock);
-	zsq_collect(&qn->old, &out, max_pages, start, end, &pages);
-	zsq_collect(&qn->blocks, &out, max_pages, start, end, &pages);
-	spin_unlock(&qn->lock);
-	zsq_give_back(nid, &out);
-	return pages;
+	for (zi = 0; zi < MAX_NR_ZONES && pages < max_pages; zi++) {
+		for (order = ZS_NR_ORDERS - 1; order >= 0 && pages < max_pages; order--) {
+			zsq_collect(qn, zi, order, &out, max_pages, start, end, &pages);
+			given += zsq_give_back(nid, &out);
+		}
+	}
+	return given;
 }
 
 static unsigned long zsq_release_all(void)
@@ -352,105 +282,41 @@ static unsigned long zsq_release_all(void)
 	return pages;
 }
 
-/* ------------------------------------------------------------------------
- * Taking blocks during a sort.
- */
-
-/* The zone modifiers that make a movable allocation start at zone. */
-static gfp_t zsq_zone_gfp(struct zone *zone)
+bool zsq_block_isolated(struct zsq_block *b, bool *free_block)
 {
-	switch (zone_idx(zone)) {
-#ifdef CONFIG_ZONE_DMA
-	case ZONE_DMA:
-		return __GFP_MOVABLE | __GFP_DMA;
-#endif
-#ifdef CONFIG_ZONE_DMA32
-	case ZONE_DMA32:
-		return __GFP_MOVABLE | __GFP_DMA32;
-#endif
-	case ZONE_MOVABLE:
-		return __GFP_MOVABLE | __GFP_HIGHMEM;
-	default:
-		return __GFP_MOVABLE;
-	}
-}
+	struct zsq_node *qn = zsq_node_of(b);
+	bool give = true;
 
-/*
- * Takes a free block alloc_contig_range() refused. Isolation checks the
- * whole pageblock, and once compaction has emptied a movable pageblock
- * around pages it cannot move (page tables, slab that fell back there),
- * every free block in it is refused: decay rounds after a compaction saw
- * some 25 refusals a sort, each a colliding block left for the next
- * allocation. Moved to the head of its list, the block is what an
- * allocation of its order from this zone gets, unless this CPU's per-CPU
- * list of that order has a block (handed out first) or another CPU takes
- * the head meanwhile: then we got another block, and give it back at
- * once. Its pageblock cannot be isolated anyway, so the block is held as
- * plain allocated pages (ZSQ_PLAIN), not marked movable or frozen.
- */
-static bool zsq_take_head(struct zone *zone, struct page *page, unsigned int order)
-{
-	gfp_t gfp = GFP_NOWAIT | __GFP_THISNODE | __GFP_NOWARN | zsq_zone_gfp(zone);
-	unsigned long flags;
-	struct page *got;
-	bool free;
-
-	spin_lock_irqsave(&zone->lock, flags);
-	free = PageBuddy(page) && page_private(page) == order &&
-	       zs_pageblock_mt(page_to_pfn(page)) == MIGRATE_MOVABLE;
-	if (free)
-		list_move(&page->ZS_LINK, &zone->free_area[order].free_list[MIGRATE_MOVABLE]);
-	spin_unlock_irqrestore(&zone->lock, flags);
-	if (!free)
-		return false;
-	got = alloc_pages_node(zone_to_nid(zone), gfp, order);
-	if (!got)
-		return false;
-	if (got != page) {
-		__free_pages(got, order);
-		atomic64_inc(&zsq_stats.head_races);
-		return false;
-	}
-	split_page(got, order);
-	atomic64_inc(&zsq_stats.at_head);
-	return true;
-}
-
-/* Takes the free block of 2^order pages at pfn; false if it is no longer
- * such a block or the allocator refused. */
-static bool zsq_take(struct zone *zone, unsigned long pfn, unsigned int order)
-{
-	struct zsq_node *qn = &zsq_nodes[zsq_run.nid];
-	struct page *page = pfn_to_online_page(pfn);
-	unsigned long plain = 0;
-	int err;
-
-	/* Unlocked reads: a hint only, alloc_contig_range() decides. */
-	if (!page || page_zone(page) != zone || !PageBuddy(page) || page_private(page) != order) {
-		atomic64_inc(&zsq_stats.gone);
-		return false;
-	}
-	if (zs_pageblock_mt(pfn) != MIGRATE_MOVABLE) {
-		atomic64_inc(&zsq_stats.pageblock);
-		return false;
-	}
-	zsq_run.calls++;
-	err = zs_test_refuse_contig() ? -EBUSY : zsq_hold(pfn, order);
-	if (err) {
-		atomic64_inc(&zsq_stats.refused);
-		if (!zsq_take_head(zone, page, order))
-			return false;
-		plain = ZSQ_PLAIN;
-	}
-	set_page_private(page, order | plain);
+	*free_block = false;
 	spin_lock(&qn->lock);
-	list_add_tail(&page->lru, &qn->blocks);
-	qn->pages += 1UL << order;
-	qn->nblocks++;
+	switch (b->state) {
+	case ZSQ_HELD:
+		zsq_unlist(qn, b);
+		*free_block = true;
+		break;
+	case ZSQ_PICKING:
+		zsq_uncount(qn, b);
+		b->state = ZSQ_GONE;
+		break;
+	case ZSQ_INFLIGHT:
+		b->release_wanted = true;
+		give = false;
+		break;
+	default:
+		give = false;
+	}
 	spin_unlock(&qn->lock);
-	atomic64_add(1UL << order, &zsq_stats.taken);
-	return true;
+	if (give) {
+		zsq_account(pfn_to_nid(b->pfn), -(1L << b->order));
+		atomic64_add(1UL << b->order, &zsq_stats.isolated);
+		atomic64_add(1UL << b->order, &zsq_stats.released);
+	}
+	return give;
 }
+
+/* ------------------------------------------------------------------------
+ * Making room and taking during a sort.
+ */
 
 /* Whether taking size pages leaves the zone its high watermark plus the
  * protected allocation free; a small zone (DMA's 16 MiB) never has that
@@ -460,241 +326,491 @@ static bool zsq_room(struct zone *zone, unsigned long size)
 	return zone_page_state(zone, NR_FREE_PAGES) >= high_wmark_pages(zone) + zsq_run.want + size;
 }
 
+/* The list this sort reaches last among those it has not picked yet, or
+ * false: lower zones come after higher ones, higher orders after lower. */
+static bool zsq_unvisited_last(struct zsq_node *qn, int *zi, unsigned int *order)
+{
+	int z, o;
+
+	for (z = 0; z <= zsq_run.zi; z++) {
+		for (o = ZS_NR_ORDERS - 1; o >= 0; o--) {
+			if (z == zsq_run.zi && o <= (int)zsq_run.order)
+				break;
+			if (qn->count[z][o]) {
+				*zi = z;
+				*order = o;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
 /*
- * Empties the zone's per-CPU lists into the free lists, where the sort
- * and the policy see them: those lists are handed out before any free
- * list, in no order of ours, and by default hold thousands of pages (the
- * blocks just given back among them). drain_all_pages() is not exported;
- * alloc_contig_range() calls it: the first block of the lowest non-empty
- * movable list is taken and held like the others.
+ * Reserves need pages under the node's maximum for blocks about to be
+ * taken, giving back held blocks of lists not yet picked when it must.
+ * False when even that leaves no room.
  */
+static bool zsq_reserve(struct zsq_node *qn, unsigned long need)
+{
+	LIST_HEAD(out);
+
+	for (;;) {
+		unsigned int batch = ZS_BATCH, order;
+		int zi;
+
+		spin_lock(&qn->lock);
+		while (qn->pages + need > qn->max && batch &&
+		       zsq_unvisited_last(qn, &zi, &order)) {
+			struct zsq_block *b = list_last_entry(&qn->held[zi][order],
+							      struct zsq_block, link);
+
+			zsq_unlist(qn, b);
+			list_add_tail(&b->link, &out);
+			batch--;
+		}
+		if (qn->pages + need <= qn->max) {
+			qn->pages += need;
+			qn->peak = max(qn->peak, qn->pages);
+			spin_unlock(&qn->lock);
+			zsq_run.given_back += zsq_give_back(zsq_run.nid, &out);
+			return true;
+		}
+		spin_unlock(&qn->lock);
+		zs_note_hold(ZS_BATCH - batch);
+		if (list_empty(&out))
+			return false;
+		zsq_run.given_back += zsq_give_back(zsq_run.nid, &out);
+	}
+}
+
+static void zsq_unreserve(struct zsq_node *qn, unsigned long pages)
+{
+	spin_lock(&qn->lock);
+	qn->pages -= pages;
+	spin_unlock(&qn->lock);
+}
+
+/*
+ * A block just taken (page: its head) becomes held, or goes straight
+ * back when its pageblock was isolated meanwhile: memory offlining or a
+ * contiguous allocation wants it. Its pages are reserved already.
+ */
+static bool zsq_hold_taken(struct zsq_node *qn, struct zsq_block *b, struct page *page)
+{
+	bool back;
+	LIST_HEAD(out);
+
+	b->state = ZSQ_INFLIGHT;
+	b->release_wanted = false;
+	if (zsh_hold(b, page)) {
+		__free_pages(page, b->order);
+		zsq_unreserve(qn, 1UL << b->order);
+		zsq_block_free(b);
+		return false;
+	}
+	zsq_account(zsq_run.nid, 1L << b->order);
+	spin_lock(&qn->lock);
+	back = b->release_wanted || zs_pageblock_mt(b->pfn) == MIGRATE_ISOLATE;
+	if (back) {
+		zsq_uncount(qn, b);
+		list_add(&b->link, &out);
+	} else {
+		b->state = ZSQ_HELD;
+		list_add_tail(&b->link, &qn->held[b->zone][b->order]);
+		qn->count[b->zone][b->order]++;
+		qn->nblocks++;
+	}
+	spin_unlock(&qn->lock);
+	zsq_give_back(zsq_run.nid, &out);
+	atomic64_add(1UL << b->order, &zsq_stats.taken);
+	return !back;
+}
+
+/* How many of n blocks of 2^order pages fit under the zone's free
+ * margin. */
+static size_t zsq_fit(struct zone *zone, unsigned int order, size_t n)
+{
+	unsigned long free = zone_page_state(zone, NR_FREE_PAGES);
+	unsigned long floor = high_wmark_pages(zone) + zsq_run.want;
+
+	if (free <= floor)
+		return 0;
+	return min_t(size_t, n, (free - floor) >> order);
+}
+
+/*
+ * Takes up to n (<= ZS_TAKE_BATCH) of the free blocks pfns[0..n) of this
+ * zone and order; those not taken stay in pfns, moved to its front.
+ * Returns how many stay.
+ */
+static size_t zsq_take_batch(struct zone *zone, unsigned int order, u64 *pfns, size_t n)
+{
+	struct zsq_node *qn = &zsq_nodes[zsq_run.nid];
+	struct zsq_block *bs[ZS_TAKE_BATCH];
+	struct page *got[ZS_TAKE_BATCH];
+	size_t want = zsq_fit(zone, order, n), i, left = 0;
+
+	for (i = 0; i < want; i++) {
+		bs[i] = kmem_cache_alloc(zsq_cache, GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN);
+		if (!bs[i])
+			break;
+	}
+	want = i;
+	if (want && !zsq_reserve(qn, want << order)) {
+		zsq_run.room_short += want << order;
+		atomic64_add(want, &zsq_stats.no_room);
+		while (want)
+			zsq_block_free(bs[--want]);
+	}
+	if (want)
+		zs_take_blocks(zone, order, pfns, want, got, &zsq_run.strays);
+	for (i = 0; i < n; i++) {
+		if (i < want && got[i]) {
+			struct zsq_block *b = bs[i];
+
+			b->pfn = pfns[i];
+			b->order = order;
+			b->zone = zone_idx(zone);
+			if (zsq_hold_taken(qn, b, got[i])) {
+				zsq_run.taken += 1UL << order;
+				if (zsq_run.settling)
+					zsq_run.settle_taken += 1UL << order;
+			}
+			continue;
+		}
+		if (i < want) {
+			zsq_unreserve(qn, 1UL << order);
+			zsq_block_free(bs[i]);
+			atomic64_inc(&zsq_stats.gone);
+			zsq_run.failed++;
+		}
+		pfns[left++] = pfns[i];
+	}
+	return left;
+}
+
+/* Takes the blocks blocks[from..to); those not taken are moved to
+ * blocks[kept..) and given back to the pick. Returns the new kept. */
+static size_t zsq_take_list(struct zone *zone, unsigned int order, u64 *blocks, size_t kept,
+			    size_t from, size_t to)
+{
+	bool can = zsq_run.on && (zsh_isolation_takes_back() || zone_idx(zone) != ZONE_MOVABLE);
+	size_t i;
+
+	while (from < to) {
+		size_t n = min_t(size_t, to - from, ZS_TAKE_BATCH), left = n;
+
+		if (fatal_signal_pending(current))
+			zsq_run.on = can = false;
+		if (can)
+			left = zsq_take_batch(zone, order, blocks + from, n);
+		for (i = 0; i < left; i++) {
+			zsq_pick_untake(&zsq_run.pick, order);
+			blocks[kept++] = blocks[from + i];
+		}
+		from += n;
+		cond_resched();
+	}
+	return kept;
+}
+
+/* ------------------------------------------------------------------------
+ * Held blocks during a sort.
+ */
+
+/* Moves this list's held blocks onto the node's picking list, their pfns
+ * to pfns[0, max); returns how many. */
+static size_t zsq_pull(struct zsq_node *qn, int zi, unsigned int order, u64 *pfns, size_t max)
+{
+	struct list_head *list = &qn->held[zi][order];
+	size_t n = 0;
+
+	spin_lock(&qn->lock);
+	while (n < max && !list_empty(list)) {
+		unsigned int batch = 0;
+
+		while (n < max && batch < ZS_BATCH && !list_empty(list)) {
+			struct zsq_block *b = list_first_entry(list, struct zsq_block, link);
+
+			list_move_tail(&b->link, &qn->picking);
+			qn->count[zi][order]--;
+			b->state = ZSQ_PICKING;
+			pfns[n++] = b->pfn;
+			batch++;
+		}
+		zs_note_hold(batch);
+		spin_unlock(&qn->lock);
+		cond_resched();
+		spin_lock(&qn->lock);
+	}
+	spin_unlock(&qn->lock);
+	return n;
+}
+
+static int zsq_cmp_pfn(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The pick decided: the picking blocks whose pfns are in keep[0..nkeep)
+ * stay held, unless their pageblock is isolated; the others go back.
+ * keep is sorted here. Only the sort unlinks picking blocks, so the list
+ * is walked without the lock between batches.
+ */
+static void zsq_settle_picked(struct zsq_node *qn, u64 *keep, size_t nkeep)
+{
+	LIST_HEAD(out);
+
+	sort(keep, nkeep, sizeof(*keep), zsq_cmp_pfn, NULL);
+	spin_lock(&qn->lock);
+	while (!list_empty(&qn->picking)) {
+		unsigned int batch = 0;
+
+		while (batch++ < ZS_BATCH && !list_empty(&qn->picking)) {
+			struct zsq_block *b = list_first_entry(&qn->picking, struct zsq_block, link);
+			u64 pfn = b->pfn;
+
+			list_del(&b->link);
+			if (b->state == ZSQ_GONE) {
+				zsq_block_free(b);
+			} else if (bsearch(&pfn, keep, nkeep, sizeof(*keep), zsq_cmp_pfn) &&
+				   zs_pageblock_mt(b->pfn) != MIGRATE_ISOLATE) {
+				b->state = ZSQ_HELD;
+				list_add_tail(&b->link, &qn->held[b->zone][b->order]);
+				qn->count[b->zone][b->order]++;
+				zsq_run.kept += 1UL << b->order;
+			} else {
+				zsq_uncount(qn, b);
+				list_add_tail(&b->link, &out);
+			}
+		}
+		zs_note_hold(batch - 1);
+		spin_unlock(&qn->lock);
+		zsq_run.given_back += zsq_give_back(zsq_run.nid, &out);
+		spin_lock(&qn->lock);
+	}
+	spin_unlock(&qn->lock);
+}
+
+/* alloc_contig_range() took the pageblocks' migratetype until its flags
+ * argument replaced it (ACR_FLAGS_*). 0 when the range was allocated. */
+static int zs_alloc_contig(unsigned long pfn, unsigned long nr)
+{
+#ifdef ACR_FLAGS_NONE
+	return alloc_contig_range(pfn, pfn + nr, ACR_FLAGS_NONE, __GFP_NOWARN);
+#else
+	return alloc_contig_range(pfn, pfn + nr, MIGRATE_MOVABLE, __GFP_NOWARN);
+#endif
+}
+
+/* Empties the zone's per-CPU lists into the free lists, where the sort and
+ * the policy see them: they are handed out before any free list, and
+ * blocks given back land there. drain_all_pages() is not exported;
+ * alloc_contig_range() calls it (with an LRU drain): one first block of
+ * the lowest non-empty movable list is allocated and freed at once. */
 static void zsq_drain(struct zone *zone)
 {
 	unsigned long flags, pfn = 0;
 	unsigned int order, found = 0;
 
 	spin_lock_irqsave(&zone->lock, flags);
-	for (order = 0; order < ARRAY_SIZE(zone->free_area) && !pfn; order++) {
+	for (order = 0; order < ZS_NR_ORDERS && !pfn; order++) {
 		struct list_head *list = &zone->free_area[order].free_list[MIGRATE_MOVABLE];
 
 		if (!list_empty(list)) {
-			pfn = page_to_pfn(list_first_entry(list, struct page, lru));
+			pfn = page_to_pfn(list_first_entry(list, struct page, ZS_LINK));
 			found = order;
 		}
 	}
 	spin_unlock_irqrestore(&zone->lock, flags);
-	/* Within the limit and the zone's room like every block held. */
-	if (!pfn || zsq_run.pick.budget < (1ULL << found) || !zsq_room(zone, 1UL << found) ||
-	    !zsq_take(zone, pfn, found))
+	if (!pfn || !zsq_room(zone, 1UL << found))
 		return;
-	zsq_run.pick.budget -= 1ULL << found;
-	zsq_run.pick.taken += 1ULL << found;
-	zsq_run.taken += 1UL << found;
+	zsq_run.allcpu_ops++;
+	if (!zs_alloc_contig(pfn, 1UL << found))
+		free_contig_range(pfn, 1UL << found);
 }
 
-void zsq_sort_begin(int nid, const struct zsp_geom *g)
+static void zsq_drain_node(int nid)
 {
-	unsigned long cache_pages = (unsigned long)(g->colors * g->ways);
-	unsigned int permille = READ_ONCE(zsq_permille);
 	pg_data_t *pgdat = NODE_DATA(nid);
-	struct zsq_node *qn = &zsq_nodes[nid];
 	int zi;
 
-	qn->limit = cache_pages / 1000 * permille + cache_pages % 1000 * permille / 1000;
-	zsq_run.on = READ_ONCE(zsq_enabled) && qn->limit;
-	zsq_run.nid = nid;
-	zsq_run.zone = NULL;
-	zsq_run.want = cache_pages / 2;
-	zsq_run.taken = zsq_run.kept = zsq_run.given_back = zsq_run.settle_taken = 0;
-	zsq_run.settling = false;
-	zsq_run.calls = zsq_run.failed = 0;
-	zsq_run.ns = 0;
-	if (!zsq_run.on) {
-		zsq_release(nid, ULONG_MAX, 0, ULONG_MAX);
-		return;
-	}
-	/*
-	 * What is held waits for its list's turn (zsq_filter), and is charged
-	 * to the budget only when the pick keeps it there. Charged from the
-	 * start, blocks held in larger lists would starve the small lists
-	 * handed out first, where colliding blocks matter most, and then be
-	 * given back anyway. So during a sort the node may hold up to twice
-	 * its limit (each take leaves the watermark margin free); after it,
-	 * at most the limit, a lowered one too.
-	 */
-	spin_lock(&qn->lock);
-	list_splice_tail_init(&qn->blocks, &qn->old);
-	spin_unlock(&qn->lock);
-	zsq_pick_init(&zsq_run.pick, g, zsq_run.want, zsq_limit(qn));
 	for (zi = 0; zi < MAX_NR_ZONES; zi++)
 		if (populated_zone(&pgdat->node_zones[zi]))
 			zsq_drain(&pgdat->node_zones[zi]);
 }
 
-/* Takes the held blocks of this zone and order off the node's list of
- * those held before the sort, onto mine, their pfns to pfns[0, max);
- * returns how many. */
-static size_t zsq_pull(struct zone *zone, unsigned int order, struct list_head *mine, u64 *pfns,
-		       size_t max)
+/* ------------------------------------------------------------------------
+ * The sort's entry points.
+ */
+static unsigned long zsq_permille_of(unsigned long pages, unsigned int permille)
 {
-	struct zsq_node *qn = &zsq_nodes[zsq_run.nid];
-	struct page *page, *next;
-	size_t n = 0;
-
-	spin_lock(&qn->lock);
-	list_for_each_entry_safe(page, next, &qn->old, lru) {
-		if (n == max)
-			break;
-		if (zsq_order(page) != order || page_zone(page) != zone)
-			continue;
-		list_move_tail(&page->lru, mine);
-		pfns[n++] = page_to_pfn(page);
-	}
-	spin_unlock(&qn->lock);
-	return n;
+	return pages / 1000 * permille + pages % 1000 * permille / 1000;
 }
 
-/* A held block the pick takes again: back on the node's list. */
-static void zsq_keep(unsigned long pfn, unsigned int order)
+void zsq_sort_begin(int nid, const struct zsp_geom *g)
 {
-	struct zsq_node *qn = &zsq_nodes[zsq_run.nid];
+	unsigned long cache_pages = (unsigned long)(g->colors * g->ways);
+	unsigned int max_pm = READ_ONCE(zsq_max_permille);
+	struct zsq_node *qn = &zsq_nodes[nid];
 
 	spin_lock(&qn->lock);
-	list_move_tail(&pfn_to_page(pfn)->lru, &qn->blocks);
+	qn->max = zsq_permille_of(cache_pages, max_pm);
+	qn->base = min(zsq_permille_of(cache_pages, READ_ONCE(zsq_permille)), qn->max);
+	qn->limit = clamp(qn->limit, qn->base, qn->max);
 	spin_unlock(&qn->lock);
-	zsq_run.taken += 1UL << order;
-	zsq_run.kept += 1UL << order;
+	memset(&zsq_run, 0, sizeof(zsq_run));
+	zsq_run.nid = nid;
+	zsq_run.zi = MAX_NR_ZONES;
+	zsq_run.want = cache_pages / 2;
+	zsq_run.on = READ_ONCE(zsq_enabled) && qn->max;
+	zs_strays_init(&zsq_run.strays, ZSQ_STRAY_PAGES);
+	if (!zsq_run.on) {
+		zsq_release(nid, ULONG_MAX, 0, ULONG_MAX);
+		return;
+	}
+	/* Held blocks over a lowered maximum go first. */
+	if (qn->pages > qn->max)
+		zsq_run.given_back += zsq_release(nid, qn->pages - qn->max, 0, ULONG_MAX);
+	zsq_pick_init(&zsq_run.pick, g, zsq_run.want, qn->limit);
+	zsq_drain_node(nid);
+}
+
+/* The sort reached another zone: strays go back (they are on this CPU's
+ * lists of the zone just walked), the pick counts the per-CPU pages the
+ * sort counted in the load. */
+static void zsq_next_zone(struct zone *zone, const u32 *load)
+{
+	u64 before = 0, s;
+
+	zsq_run.strays_seen += zsq_run.strays.pages;
+	zs_strays_put(&zsq_run.strays);
+	for (s = 0; s < zsq_run.pick.g.nslots; s++)
+		before += load[s];
+	zsq_run.zone = zone;
+	zsq_run.zi = zone_idx(zone);
+	zsq_run.huge = false;
+	zsq_pick_zone(&zsq_run.pick, before);
 }
 
 size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u32 *tload,
 		  u64 *blocks, size_t n, size_t cap, u64 *tmp)
 {
+	struct zsq_node *qn = &zsq_nodes[zsq_run.nid];
 	ktime_t t0 = ktime_get();
-	struct zsq_held_split split;
-	unsigned long size = 1UL << order;
-	size_t nheld, kept, i;
-	bool took;
-	LIST_HEAD(mine);
+	struct zsq_held_split split = { 0, 0 };
+	size_t nheld = 0, kept;
 
 	if (mt != MIGRATE_MOVABLE)
 		return n;
-	nheld = zsq_pull(zone, order, &mine, blocks + n, cap - n);
-	if (zone != zsq_run.zone) {
-		/* The per-CPU pages the sort counted come first. */
-		u64 before = 0, s;
-
-		for (s = 0; s < zsq_run.pick.g.nslots; s++)
-			before += load[s];
-		zsq_run.zone = zone;
-		zsq_run.huge = false;
-		zsq_pick_zone(&zsq_run.pick, before);
-	}
+	if (zone != zsq_run.zone)
+		zsq_next_zone(zone, load);
+	zsq_run.order = order;
 	if (ZS_THP_ORDER && order >= ZS_THP_ORDER && !zsq_run.huge && tload) {
 		/* Huge-page allocations start here: tload counts these
 		 * lists alone (zsp_mark_sequence). */
 		zsq_run.huge = true;
 		zsq_pick_huge(&zsq_run.pick, 0);
 	}
+	if (!zsq_run.settling)
+		nheld = zsq_pull(qn, zone_idx(zone), order, blocks + n, cap - n);
 	if (zsq_run.on) {
 		kept = zsq_pick_list(&zsq_run.pick, load, zsq_run.huge ? tload : NULL, blocks,
 				     n + nheld, nheld, order, tmp, &split);
 	} else {
 		kept = n + nheld;
 		split.kept = nheld;
-		split.taken = 0;
 	}
-	/* Held blocks still colliding stay held; the others are given back
-	 * first, so that the takes below (alloc_contig_range drains the
-	 * per-CPU lists) bring them into the free lists the sort orders. */
-	for (i = kept; i < kept + split.taken; i++)
-		zsq_keep((unsigned long)blocks[i], order);
-	zsq_give_back(zsq_run.nid, &mine);
-	zsq_run.given_back += (unsigned long)split.kept << order;
-	took = false;
-	for (i = kept + split.taken; i < n + nheld; i++) {
-		bool ok = false;
-
-		/* A take can clear up to 4 MiB (init_on_alloc, Debian's
-		 * default) and a list can hold hundreds of blocks to take:
-		 * aged guests logged soft lockups of 22-44 s in the sorter. */
-		cond_resched();
-		if (fatal_signal_pending(current))
-			zsq_run.on = false;
-		/* A zone without room is passed over, not the rest of the
-		 * sort: switching the run off in DMA, the last zone walked,
-		 * left the second walk after a give-back unable to take. */
-		if (zsq_run.on && zsq_room(zone, size)) {
-			ok = zsq_take(zone, (unsigned long)blocks[i], order);
-			if (!ok)
-				zsq_run.failed++;
-		}
-		if (ok) {
-			zsq_run.taken += size;
-			if (zsq_run.settling)
-				zsq_run.settle_taken += size;
-			took = true;
-			continue;
-		}
-		zsq_pick_untake(&zsq_run.pick, order);
-		blocks[kept++] = blocks[i];
+	/* Held blocks still colliding stay held, the others go back, before
+	 * the takes: those bring the given-back pages into the free lists
+	 * the sort orders. */
+	if (nheld) {
+		memcpy(tmp, blocks + kept, split.taken * sizeof(*tmp));
+		zsq_settle_picked(qn, tmp, split.taken);
 	}
-	/* Pages given back went to per-CPU lists, handed out before any
-	 * free list; a take drains those into the free lists. */
-	if (split.kept && !took && zsq_run.on)
-		zsq_drain(zone);
+	kept = zsq_take_list(zone, order, blocks, kept, kept + split.taken, n + nheld);
 	zsq_run.ns += ktime_to_ns(ktime_sub(ktime_get(), t0));
 	return kept;
 }
 
 void zsq_sort_end(int nid)
 {
-	struct zsq_node *qn = &zsq_nodes[nid];
-	unsigned long pages = 0;
-	LIST_HEAD(out);
-
-	/* Lists the sort did not reach (it stopped early, or they emptied):
-	 * their held blocks go back. */
-	spin_lock(&qn->lock);
-	zsq_collect(&qn->old, &out, ULONG_MAX, 0, ULONG_MAX, &pages);
-	spin_unlock(&qn->lock);
-	zsq_give_back(nid, &out);
-	zsq_run.given_back += pages;
+	zsq_run.strays_seen += zsq_run.strays.pages;
+	zs_strays_put(&zsq_run.strays);
+	zsq_run.zone = NULL;
+	zsq_run.zi = MAX_NR_ZONES;
 }
 
 bool zsq_settle(int nid)
 {
 	struct zsq_node *qn = &zsq_nodes[nid];
-	pg_data_t *pgdat = NODE_DATA(nid);
 	unsigned long held, limit;
-	int zi;
 
-	if (zsq_run.nid != nid || !zsq_run.given_back)
+	if (zsq_run.nid != nid || !zsq_run.given_back || !zsq_run.on)
 		return false;
-	for (zi = 0; zi < MAX_NR_ZONES; zi++)
-		if (populated_zone(&pgdat->node_zones[zi]))
-			zsq_drain(&pgdat->node_zones[zi]);
+	zsq_drain_node(nid);
 	/*
-	 * The walk again picks the lists as they now are, with what is left
-	 * of the limit. The blocks given back merged with their free buddies,
-	 * so a list in which the first walk found fitting blocks enough to
-	 * end the allocation can have lost them: a decay round that gave
-	 * back 11 307 of 16 384 held pages was left at 3.0% by the module's
-	 * own estimate, with two thirds of the limit unused. Held blocks are
-	 * not picked again, so nothing is given back and no third walk
-	 * follows.
+	 * The walk picks the lists again as they now are, with what is left
+	 * of the limit: the blocks given back merged with their free
+	 * buddies, so a list whose fitting blocks were to end the protected
+	 * allocation can have lost them. Held blocks are not picked again,
+	 * so nothing is given back and no third walk follows.
 	 */
-	held = READ_ONCE(qn->pages);
-	limit = zsq_limit(qn);
+	spin_lock(&qn->lock);
+	held = qn->pages;
+	limit = qn->limit;
+	spin_unlock(&qn->lock);
+	zsq_run.short_pages += zsq_run.pick.short_pages;
 	zsq_pick_init(&zsq_run.pick, &zsq_run.pick.g, zsq_run.want, held < limit ? limit - held : 0);
-	zsq_run.zone = NULL;
-	zsq_run.on = READ_ONCE(zsq_enabled) && limit;
 	zsq_run.settling = true;
 	return true;
+}
+
+void zsq_sort_done(int nid)
+{
+	struct zsq_node *qn = &zsq_nodes[nid];
+	unsigned long over = 0;
+	bool short_of_room;
+
+	zsq_sort_end(nid);
+	zsq_run.short_pages += zsq_run.pick.short_pages;
+	zsq_run.pick.short_pages = 0;
+	short_of_room = zsq_run.short_pages || zsq_run.room_short;
+	if (!zsq_run.on)
+		return;
+	spin_lock(&qn->lock);
+	if (short_of_room)
+		qn->limit = min(qn->max, max(qn->limit * 2, qn->base));
+	else if (qn->pages < qn->limit / 4)
+		qn->limit = max(qn->base, qn->limit / 2);
+	if (qn->pages > qn->limit)
+		over = qn->pages - qn->limit;
+	spin_unlock(&qn->lock);
+	/* A node holds at most its limit between sorts. */
+	if (over)
+		zsq_run.given_back += zsq_release(nid, over, 0, ULONG_MAX);
 }
 
 /* ------------------------------------------------------------------------
  * Memory pressure and memory going offline.
  */
+
+/* Pages given back count as reclaimed: the allocation that asked gets
+ * them, and reclaim sees its progress. */
+static void zsq_reclaimed(unsigned long pages)
+{
+#ifdef ZS_HAVE_ACCOUNT_RECLAIMED
+	mm_account_reclaimed_pages(pages);
+#else
+	if (current->reclaim_state)
+		current->reclaim_state->reclaimed_slab += pages;
+#endif
+}
+
 static unsigned long zsq_count(struct shrinker *s, struct shrink_control *sc)
 {
 	unsigned long pages = READ_ONCE(zsq_nodes[sc->nid].pages);
@@ -706,6 +822,7 @@ static unsigned long zsq_scan(struct shrinker *s, struct shrink_control *sc)
 {
 	unsigned long pages = zsq_release(sc->nid, sc->nr_to_scan, 0, ULONG_MAX);
 
+	zsq_reclaimed(pages);
 	atomic64_add(pages, &zsq_stats.shrunk);
 	return pages ? pages : SHRINK_STOP;
 }
@@ -755,15 +872,24 @@ static void zsq_shrinker_del(void)
 }
 #endif
 
+/*
+ * Memory going offline was isolated already: its held blocks go back
+ * before the offlining code looks for pages to migrate. Blocks a running
+ * sort is taking or picking see the isolation themselves and go back
+ * before that sort moves on to another list (zsq_hold_taken,
+ * zsq_settle_picked); the offlining code retries until then.
+ */
 static int zsq_memory_event(struct notifier_block *nb, unsigned long action, void *arg)
 {
 	struct memory_notify *mn = arg;
+	unsigned long pages = 0;
 	int nid;
 
 	if (action != MEM_GOING_OFFLINE)
 		return NOTIFY_OK;
 	for_each_node(nid)
-		zsq_release(nid, ULONG_MAX, mn->start_pfn, mn->start_pfn + mn->nr_pages);
+		pages += zsq_release(nid, ULONG_MAX, mn->start_pfn, mn->start_pfn + mn->nr_pages);
+	atomic64_add(pages, &zsq_stats.offlined);
 	return NOTIFY_OK;
 }
 
@@ -774,8 +900,8 @@ static struct notifier_block zsq_memory_nb = {
 /* ------------------------------------------------------------------------
  * /sys/kernel/zone_sort_free_pages/quarantine: read the figures; write
  * "on" or "off" (the quarantine parameter: from the next sort on),
- * "release" (give everything back now), "release N" (node N's only) or
- * "rebuild N SECONDS" (zsq_rebuild).
+ * "release" (give everything back now) or "release N" (node N's only).
+ * A release also restarts the nodes' peak_pages.
  */
 static ssize_t quarantine_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {
@@ -785,92 +911,72 @@ static ssize_t quarantine_show(struct kobject *k, struct kobj_attribute *a, char
 	len = sysfs_emit(buf,
 			 "enabled=%d\n"
 			 "limit_permille=%u\n"
+			 "max_permille=%u\n"
 			 "taken_pages_total=%lld\n"
 			 "released_pages_total=%lld\n"
 			 "released_by_pressure_pages=%lld\n"
+			 "released_by_isolation_pages=%lld\n"
+			 "released_by_offline_pages=%lld\n"
 			 "not_taken_gone=%lld\n"
-			 "not_taken_pageblock=%lld\n"
-			 "not_taken_refused=%lld\n"
-			 "refused_taken_at_head=%lld\n"
-			 "refused_lost_at_head=%lld\n"
+			 "not_taken_no_room=%lld\n"
 			 "last_node=%d\n"
 			 "last_taken_pages=%lu\n"
 			 "last_kept_pages=%lu\n"
 			 "last_given_back_pages=%lu\n"
-			 "last_take_calls=%lu\n"
 			 "last_take_failed=%lu\n"
-			 "last_short_pages=%llu\n"
+			 "last_short_pages=%lu\n"
 			 "last_settle_taken_pages=%lu\n"
+			 "last_stray_pages=%lu\n"
+			 "last_allcpu_ops=%lu\n"
 			 "last_take_ns=%lld\n",
-			 READ_ONCE(zsq_enabled), READ_ONCE(zsq_permille),
+			 READ_ONCE(zsq_enabled), READ_ONCE(zsq_permille), READ_ONCE(zsq_max_permille),
 			 atomic64_read(&zsq_stats.taken), atomic64_read(&zsq_stats.released),
-			 atomic64_read(&zsq_stats.shrunk), atomic64_read(&zsq_stats.gone),
-			 atomic64_read(&zsq_stats.pageblock), atomic64_read(&zsq_stats.refused),
-			 atomic64_read(&zsq_stats.at_head), atomic64_read(&zsq_stats.head_races),
-			 READ_ONCE(zsq_run.nid),
+			 atomic64_read(&zsq_stats.shrunk), atomic64_read(&zsq_stats.isolated),
+			 atomic64_read(&zsq_stats.offlined), atomic64_read(&zsq_stats.gone),
+			 atomic64_read(&zsq_stats.no_room), READ_ONCE(zsq_run.nid),
 			 READ_ONCE(zsq_run.taken), READ_ONCE(zsq_run.kept),
-			 READ_ONCE(zsq_run.given_back), READ_ONCE(zsq_run.calls),
-			 READ_ONCE(zsq_run.failed),
-			 (unsigned long long)READ_ONCE(zsq_run.pick.short_pages),
-			 READ_ONCE(zsq_run.settle_taken), READ_ONCE(zsq_run.ns));
-	for_each_node_state(nid, N_MEMORY)
+			 READ_ONCE(zsq_run.given_back), READ_ONCE(zsq_run.failed),
+			 READ_ONCE(zsq_run.short_pages) + READ_ONCE(zsq_run.room_short),
+			 READ_ONCE(zsq_run.settle_taken), READ_ONCE(zsq_run.strays_seen),
+			 READ_ONCE(zsq_run.allcpu_ops), READ_ONCE(zsq_run.ns));
+	for_each_node_state(nid, N_MEMORY) {
+		struct zsq_node *qn = &zsq_nodes[nid];
+
 		len += sysfs_emit_at(buf, len,
-				     "node=%d held_pages=%lu held_blocks=%lu limit_pages=%lu boost_s=%lu\n",
-				     nid, READ_ONCE(zsq_nodes[nid].pages),
-				     READ_ONCE(zsq_nodes[nid].nblocks), zsq_limit(&zsq_nodes[nid]),
-				     zsq_boost_left(&zsq_nodes[nid]));
+				     "node=%d held_pages=%lu held_blocks=%lu limit_pages=%lu max_pages=%lu peak_pages=%lu\n",
+				     nid, READ_ONCE(qn->pages), READ_ONCE(qn->nblocks),
+				     READ_ONCE(qn->limit), READ_ONCE(qn->max), READ_ONCE(qn->peak));
+	}
 	return len;
 }
 
-/*
- * "rebuild N SECONDS": node N's held blocks go back, and for SECONDS its
- * sorts may hold twice the limit. The sorter library writes it when it
- * compacts a node whose quarantine ran full (lib/sorter.c). Compaction
- * packs the long-lived pages together, and the next jobs scatter a fresh
- * set of them over memory that is now mostly large blocks: each leaves
- * free blocks of every order around it, and an allocation of half the
- * cache then consumes blocks up to order 6-7 whose collisions only whole
- * blocks can remove. The limit that suffices on an aged node did not
- * there: in the decay bench, and in tests/kmod/policysim.c's replay of
- * it, the rounds right after a compaction ran out of room while the
- * rounds before had it to spare. Until the next compaction may run, the
- * quarantine is the only remedy, so the sorter gives that long.
- */
-static int zsq_rebuild(const char *args)
+static void zsq_release_node(int nid)
 {
-	unsigned int secs;
-	int nid, end = 0;
+	struct zsq_node *qn = &zsq_nodes[nid];
 
-	if (sscanf(args, "%d %u%n", &nid, &secs, &end) != 2 || (args[end] && !isspace(args[end])) ||
-	    nid < 0 || nid >= nr_node_ids || !node_online(nid) || !secs || secs > ZSQ_MAX_BOOST_S)
-		return -EINVAL;
 	zsq_release(nid, ULONG_MAX, 0, ULONG_MAX);
-	WRITE_ONCE(zsq_nodes[nid].boost_until,
-		   ktime_get_boottime_ns() + (u64)secs * NSEC_PER_SEC);
-	return 0;
+	spin_lock(&qn->lock);
+	qn->peak = qn->pages;
+	spin_unlock(&qn->lock);
 }
 
 static ssize_t quarantine_store(struct kobject *k, struct kobj_attribute *a, const char *buf,
 				size_t len)
 {
-	if (sysfs_streq(buf, "on"))
-		WRITE_ONCE(zsq_enabled, true);
-	else if (sysfs_streq(buf, "off"))
-		WRITE_ONCE(zsq_enabled, false);
-	else if (sysfs_streq(buf, "release"))
-		zsq_release_all();
-	else if (!strncmp(buf, "release ", 8)) {
-		int nid;
+	int nid;
 
+	if (sysfs_streq(buf, "on")) {
+		WRITE_ONCE(zsq_enabled, true);
+	} else if (sysfs_streq(buf, "off")) {
+		WRITE_ONCE(zsq_enabled, false);
+	} else if (sysfs_streq(buf, "release")) {
+		for_each_node(nid)
+			zsq_release_node(nid);
+	} else if (!strncmp(buf, "release ", 8)) {
 		if (kstrtoint(buf + 8, 10, &nid) || nid < 0 || nid >= nr_node_ids ||
 		    !node_online(nid))
 			return -EINVAL;
-		zsq_release(nid, ULONG_MAX, 0, ULONG_MAX);
-	} else if (!strncmp(buf, "rebuild ", 8)) {
-		int err = zsq_rebuild(buf + 8);
-
-		if (err)
-			return err;
+		zsq_release_node(nid);
 	} else {
 		return -EINVAL;
 	}
@@ -881,15 +987,24 @@ static struct kobj_attribute zsq_attr = __ATTR(quarantine, 0644, quarantine_show
 
 int zsq_init(struct kobject *dir)
 {
-	int nid, err;
+	int nid, zi, order, err;
 
-	zsq_nodes = kcalloc(nr_node_ids, sizeof(*zsq_nodes), GFP_KERNEL);
-	if (!zsq_nodes)
+	zsq_cache = kmem_cache_create("zonesort_held_block", sizeof(struct zsq_block), 0, 0, NULL);
+	if (!zsq_cache)
 		return -ENOMEM;
+	zsq_nodes = kcalloc(nr_node_ids, sizeof(*zsq_nodes), GFP_KERNEL);
+	if (!zsq_nodes) {
+		err = -ENOMEM;
+		goto cache;
+	}
 	for (nid = 0; nid < nr_node_ids; nid++) {
-		spin_lock_init(&zsq_nodes[nid].lock);
-		INIT_LIST_HEAD(&zsq_nodes[nid].blocks);
-		INIT_LIST_HEAD(&zsq_nodes[nid].old);
+		struct zsq_node *qn = &zsq_nodes[nid];
+
+		spin_lock_init(&qn->lock);
+		INIT_LIST_HEAD(&qn->picking);
+		for (zi = 0; zi < MAX_NR_ZONES; zi++)
+			for (order = 0; order < ZS_NR_ORDERS; order++)
+				INIT_LIST_HEAD(&qn->held[zi][order]);
 	}
 	err = zsq_shrinker_add();
 	if (err)
@@ -908,6 +1023,8 @@ shrinker:
 free:
 	kfree(zsq_nodes);
 	zsq_nodes = NULL;
+cache:
+	kmem_cache_destroy(zsq_cache);
 	return err;
 }
 
@@ -920,4 +1037,5 @@ void zsq_exit(void)
 	zsq_release_all();
 	kfree(zsq_nodes);
 	zsq_nodes = NULL;
+	kmem_cache_destroy(zsq_cache);
 }

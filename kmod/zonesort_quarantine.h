@@ -2,21 +2,30 @@
 /*
  * zonesort quarantine, the kernel side (zonesort_quarantine.c): takes the
  * free blocks that would make the next allocation collide below what any
- * order of the lists allows, holds them, gives them back. Called by
- * zonesort_main.c with its sort mutex held, except init and exit.
+ * order of the lists allows, holds them (zonesort_hold.c), gives them
+ * back. The sort calls it with zs_mutex held, in this order:
+ * zsq_sort_begin, zsq_filter for each list, zsq_sort_end, and when
+ * zsq_settle says so a second walk with zsq_filter, then zsq_sort_done.
  */
 #ifndef ZONESORT_QUARANTINE_H
 #define ZONESORT_QUARANTINE_H
 
 #include <linux/kobject.h>
+#include <linux/list.h>
 #include <linux/mmzone.h>
 
 #include "zonesort_policy.h"
 
+/* A held block, from its take until it is back in the free lists. */
+struct zsq_block {
+	struct list_head link;	/* see enum zsq_state; under the node's lock */
+	unsigned long pfn;	/* first page */
+	unsigned char order, zone;	/* zone: zone_idx() */
+	unsigned char state;	/* enum zsq_state */
+	bool release_wanted;	/* isolated while in flight: give it back */
+};
+
 #ifdef ZS_HAVE_QUARANTINE
-/* A sort of node nid with geometry g starts: what the node holds waits
- * for its list's turn in zsq_filter (all of it goes back when the
- * quarantine is off). */
 void zsq_sort_begin(int nid, const struct zsp_geom *g);
 
 /*
@@ -24,16 +33,13 @@ void zsq_sort_begin(int nid, const struct zsp_geom *g);
  * order), before the sort orders it; load: the sort's per-slot load so far;
  * tload: from the huge-page order on, the huge-page sequence's, else NULL.
  * Picks among those and the blocks of this list held from before, takes
- * and keeps the ones the quarantine policy picks, gives the other held
- * ones back, and returns how many blocks remain for the sort to order, at
- * the front of blocks (blocks given back among them). blocks and tmp: cap
- * entries.
+ * the free ones the policy picks, keeps the held ones that still collide,
+ * gives the other held ones back, and returns how many blocks remain for
+ * the sort to order, at the front of blocks. blocks and tmp: cap entries.
  */
 size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u32 *tload,
 		  u64 *blocks, size_t n, size_t cap, u64 *tmp);
 
-/* The sort of node nid ended: held blocks of lists it did not pick go
- * back. */
 void zsq_sort_end(int nid);
 
 /* After zsq_sort_end: true when the sort gave blocks back. The per-CPU
@@ -42,14 +48,25 @@ void zsq_sort_end(int nid);
  * what is left of its limit (nothing is given back). */
 bool zsq_settle(int nid);
 
+/* The sort of node nid is over: its limit adapts (see the .c file). */
+void zsq_sort_done(int nid);
+
+/*
+ * For zonesort_hold.c: someone isolating b's pageblock wants it back.
+ * True when the caller must now give its pages back; then *free_block
+ * says whether the caller also frees b (else the sort holding it does).
+ */
+bool zsq_block_isolated(struct zsq_block *b, bool *free_block);
+void zsq_block_free(struct zsq_block *b);
+
 /* Adds the "quarantine" file to the module's sysfs directory; registers the
  * shrinker and the memory-offline notifier. */
 int zsq_init(struct kobject *dir);
 /* Gives everything back; after the last sort. */
 void zsq_exit(void);
 #else
-/* Kernels where held pages cannot be marked movable (see Kbuild): no
- * quarantine, no file; the sort alone. */
+/* Kernels where held pages cannot be kept out of isolation's way (see
+ * Kbuild): no quarantine, no file; the sort alone. */
 static inline void zsq_sort_begin(int nid, const struct zsp_geom *g)
 {
 }
@@ -67,6 +84,10 @@ static inline void zsq_sort_end(int nid)
 static inline bool zsq_settle(int nid)
 {
 	return false;
+}
+
+static inline void zsq_sort_done(int nid)
+{
 }
 
 static inline int zsq_init(struct kobject *dir)

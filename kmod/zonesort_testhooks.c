@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Test builds only (make ZS_TEST_HOOKS=y): stages states the tests cannot
- * wait for. test_refuse_contig=Y makes the quarantine treat every
- * alloc_contig_range() as refused, as on a pageblock holding a page that
- * cannot move, so that its other way of taking a block is used. The parameter test_batch makes walks resume after fewer list
+ * wait for. The parameter test_batch makes walks resume after fewer list
  * entries, so that the race does not depend on how long the lists are. With the parameter test_move_resume=1, the next time a walk
  * of a free list resumes after dropping zone->lock, the block it resumes
  * from is first moved to the tail of another migratetype's list of the
@@ -38,15 +36,6 @@ MODULE_PARM_DESC(test_move_resume, "test builds: 1 = move the block the next wal
 static unsigned int zs_test_batch_entries;
 module_param_named(test_batch, zs_test_batch_entries, uint, 0644);
 MODULE_PARM_DESC(test_batch, "test builds: most list entries a walk records per lock hold (0 = the module's own)");
-
-static bool zs_test_refuse;
-module_param_named(test_refuse_contig, zs_test_refuse, bool, 0644);
-MODULE_PARM_DESC(test_refuse_contig, "test builds: Y = the quarantine treats every alloc_contig_range() as refused");
-
-bool zs_test_refuse_contig(void)
-{
-	return READ_ONCE(zs_test_refuse);
-}
 
 static char zs_test_result[16] = "none";
 module_param_string(test_result, zs_test_result, sizeof(zs_test_result), 0444);

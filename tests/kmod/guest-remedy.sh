@@ -4,11 +4,9 @@
 # pages) side by side: unsorted, sort alone, sort with
 # the module's quarantine, compaction then sort, compaction then sort with
 # quarantine. Huge-page jobs map their memory with MADV_HUGEPAGE (zstest
-# measure --thp), THP defrag off. With the test build packed as
-# /zonesort-hooks.ko, the quarantine once more with every
-# alloc_contig_range() refused, taking blocks at their list head. Then
-# checks what the quarantine holds and that it gives it back: on demand,
-# under memory pressure, on unload.
+# measure --thp), THP defrag off. Then checks what the quarantine holds
+# and that it gives it back: on demand, under memory pressure, on unload;
+# how a node's limit grows and shrinks.
 #
 # Markers: "ZSTEST key=value ..." values; "ZSTEST_FAIL why" and exit 1 when
 # a step fails (the host test fails on it).
@@ -47,6 +45,8 @@ qget() {
 	echo "$v"
 }
 memfree_kb() { awk '/^MemFree:/ { print $2 }' /proc/meminfo; }
+meminfo_kb() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
+node_kreclaimable_kb() { awk '$3 == "KReclaimable:" { print $4 }' /sys/devices/system/node/node0/meminfo; }
 pgfree() { awk '$1 == "pgfree" { print $2 }' /proc/vmstat; }
 # meas KIND [SORT]: the collision fraction zstest measures for a fresh
 # half-cache allocation; KIND 4k or thp; SORT=sort sorts node 0 from the
@@ -129,9 +129,9 @@ while [ $i -lt "$ROUNDS" ]; do
 	put $P/quarantine Y
 	q4=$(meas 4k sort) || exit 1
 	qest=$(grep '^last_conflict_ppm_after=' $Z/stats | cut -d= -f2)
-	M r${i}_quar_taken_pages=$(qget last_taken_pages) r${i}_quar_calls=$(qget last_take_calls) \
-		r${i}_quar_gone=$(qget not_taken_gone) r${i}_quar_pageblock=$(qget not_taken_pageblock) \
-		r${i}_quar_refused=$(qget not_taken_refused) \
+	M r${i}_quar_taken_pages=$(qget last_taken_pages) r${i}_quar_allcpu=$(qget last_allcpu_ops) \
+		r${i}_quar_gone=$(qget not_taken_gone) r${i}_quar_no_room=$(qget not_taken_no_room) \
+		r${i}_quar_strays=$(qget last_stray_pages) \
 		r${i}_quar_failed=$(qget last_take_failed) r${i}_quar_ns=$(qget last_take_ns) \
 		r${i}_quar_held_pages=$(qget held_pages) r${i}_quar_sort_ns=$(grep '^sort_ns_last=' $Z/stats | cut -d= -f2)
 	qt=$(meas thp sort) || exit 1
@@ -139,29 +139,6 @@ while [ $i -lt "$ROUNDS" ]; do
 	qth=$(qget last_taken_pages)
 	M r${i}_quar_4k=$q4 r${i}_quar_thp=$qt r${i}_quar_thp_huge=$qtk r${i}_quar_est_ppm=$qest \
 		r${i}_quar_thp_taken_pages=$qth
-
-	# Blocks alloc_contig_range() refuses (a pageblock holding a page
-	# that cannot move) are taken at their list head instead: the test
-	# build makes it refuse every block, so every take goes that way.
-	if [ -e /zonesort-hooks.ko ]; then
-		put $Q release
-		rmmod zonesort > /tmp/rmmod 2>&1 || fail "rmmod: $(cat /tmp/rmmod)"
-		insmod /zonesort-hooks.ko > /tmp/insmod 2>&1 || fail "insmod hooks: $(cat /tmp/insmod)"
-		[ -z "${ZS_REMEDY_PERMILLE:-}" ] || put $P/quarantine_permille "$ZS_REMEDY_PERMILLE"
-		put $P/test_refuse_contig Y
-		h4=$(meas 4k sort) || exit 1
-		hh=$(qget held_pages)
-		f0=$(memfree_kb)
-		put $Q release
-		f1=$(memfree_kb)
-		M r${i}_head_4k=$h4 r${i}_head_est_ppm=$(est) r${i}_head_calls=$(qget last_take_calls) \
-			r${i}_head_refused=$(qget not_taken_refused) r${i}_head_taken=$(qget refused_taken_at_head) \
-			r${i}_head_lost=$(qget refused_lost_at_head) r${i}_head_held_pages=$hh \
-			r${i}_head_release_held=$(qget held_pages) r${i}_head_release_gain_kb=$((f1 - f0))
-		rmmod zonesort > /tmp/rmmod 2>&1 || fail "rmmod hooks: $(cat /tmp/rmmod)"
-		insmod /zonesort.ko > /tmp/insmod 2>&1 || fail "insmod: $(cat /tmp/insmod)"
-		[ -z "${ZS_REMEDY_PERMILLE:-}" ] || put $P/quarantine_permille "$ZS_REMEDY_PERMILLE"
-	fi
 
 	put $Q release
 	put $P/quarantine N
@@ -191,16 +168,15 @@ if [ "$CHECKS" = 1 ]; then
 	put $P/quarantine Y
 
 	# Bad limits are refused and change nothing.
-	for v in -1 501 abc 1000; do
+	for v in -1 1001 abc; do
 		echo "ZSTEST_VAL quarantine_permille '$v' $(zstest write $P/quarantine_permille "$v")"
+		echo "ZSTEST_VAL quarantine_max_permille '$v' $(zstest write $P/quarantine_max_permille "$v")"
 	done
 	echo "ZSTEST_VAL quarantine 'nonsense' $(zstest write $Q nonsense)"
 	echo "ZSTEST_VAL quarantine 'release 4096' $(zstest write $Q 'release 4096')"
 	echo "ZSTEST_VAL quarantine 'release x' $(zstest write $Q 'release x')"
-	for v in 'rebuild 0 0' 'rebuild 0 86401' 'rebuild 0' 'rebuild 0 5x' 'rebuild 4096 5'; do
-		echo "ZSTEST_VAL quarantine '$v' $(zstest write $Q "$v")"
-	done
-	M permille_after_bad=$(cat $P/quarantine_permille)
+	echo "ZSTEST_VAL quarantine 'rebuild 0 60' $(zstest write $Q 'rebuild 0 60')"
+	M permille_after_bad=$(cat $P/quarantine_permille) max_permille_after_bad=$(cat $P/quarantine_max_permille)
 
 	# The sorter library switches the quarantine as the site says
 	# (plugstack.conf quarantine=yes|no, the zonesort command's too).
@@ -214,11 +190,16 @@ if [ "$CHECKS" = 1 ]; then
 	cat /tmp/zs
 	echo "ZSTEST_DONE lib_bad"
 
-	# A small limit holds.
-	put $P/quarantine_permille 10
+	# The maximum holds, whatever the limit: quarantine_max_permille=10,
+	# two sorts (the limit grows after a short one); peak_pages counts from
+	# the release.
+	put $P/quarantine_max_permille 10
+	put $Q release
 	put $Z/nodeid 0
-	M small_limit_pages=$(qget limit_pages) small_held_pages=$(qget held_pages)
-	put $P/quarantine_permille 125
+	put $Z/nodeid 0
+	M small_limit_pages=$(qget limit_pages) small_max_pages=$(qget max_pages) \
+		small_held_pages=$(qget held_pages) small_peak_pages=$(qget peak_pages)
+	put $P/quarantine_max_permille 500
 
 	# Given back per node.
 	put $Z/nodeid 0
@@ -226,23 +207,27 @@ if [ "$CHECKS" = 1 ]; then
 	put $Q "release 0"
 	M node_release_before=$h node_release_after=$(qget held_pages)
 
-	# Rebuilt (what the library writes when it compacts a full
-	# quarantine's node): given back, and twice the limit for the
-	# seconds asked; then the limit as before.
+	# The limit adapts: pinned to quarantine_permille=10 by a maximum as
+	# small, then under a maximum of 40 it doubles after each sort that
+	# left colliding blocks for lack of room (the aged node has far more
+	# than 10 per mille to take), up to the maximum.
 	put $P/quarantine_permille 10
+	put $P/quarantine_max_permille 10
 	put $Z/nodeid 0
-	h=$(qget held_pages)
-	put $Q "rebuild 0 600"
-	M rebuild_held_before=$h rebuild_held_after=$(qget held_pages) \
-		rebuild_limit=$(qget limit_pages) rebuild_boost_s=$(qget boost_s)
-	put $Z/nodeid 0
-	M rebuild_sorted_held=$(qget held_pages)
-	put $Q "rebuild 0 1"
-	sleep 2
-	M rebuild_expired_limit=$(qget limit_pages) rebuild_expired_boost_s=$(qget boost_s)
-	put $Z/nodeid 0
-	M rebuild_expired_held=$(qget held_pages)
+	M adapt_start_limit=$(qget limit_pages)
+	put $P/quarantine_max_permille 40
+	put $Q release
+	n=0
+	lims=
+	while [ $n -lt 4 ]; do
+		put $Z/nodeid 0
+		lims="$lims$(qget limit_pages),"
+		n=$((n + 1))
+	done
+	M adapt_limits=${lims%,} adapt_short=$(qget last_short_pages) adapt_held=$(qget held_pages) \
+		adapt_peak=$(qget peak_pages)
 	put $P/quarantine_permille 125
+	put $P/quarantine_max_permille 500
 
 	# Held; a second sort right after keeps what still collides: the
 	# node's page frees during it (/proc/vmstat pgfree) stay below what
@@ -253,15 +238,25 @@ if [ "$CHECKS" = 1 ]; then
 	put $Z/nodeid 0
 	p1=$(pgfree)
 	M resort_held_before=$h resort_held_after=$(qget held_pages) resort_pgfree=$((p1 - p0)) \
-		resort_kept=$(qget last_kept_pages) resort_settle_taken=$(qget last_settle_taken_pages) \
-		resort_settled=$(awk -F= '$1 == "sorts_settled" { print $2 }' $Z/stats)
+		resort_kept=$(qget last_kept_pages) resort_settle_taken=$(qget last_settle_taken_pages)
+	# A sort that gives blocks back (here: those over a lowered maximum)
+	# walks the lists once more, as they are after the give-back.
+	s0=$(awk -F= '$1 == "sorts_settled" { print $2 }' $Z/stats)
+	put $P/quarantine_max_permille 20
+	put $Z/nodeid 0
+	M resort_lowered_held=$(qget held_pages) resort_lowered_given_back=$(qget last_given_back_pages) \
+		resort_settled=$(($(awk -F= '$1 == "sorts_settled" { print $2 }' $Z/stats) - s0)) \
+		resort_settle_taken=$(qget last_settle_taken_pages)
+	put $P/quarantine_max_permille 500
 
-	# Given back on demand.
+	# Given back on demand; held pages are counted in KReclaimable, the
+	# system's and node 0's, and so in MemAvailable.
 	h=$(qget held_pages)
-	f0=$(memfree_kb)
+	f0=$(memfree_kb) k0=$(meminfo_kb KReclaimable) n0=$(node_kreclaimable_kb)
 	put $Q release
-	f1=$(memfree_kb)
-	M demand_held_before=$h demand_held_after=$(qget held_pages) demand_memfree_gain_kb=$((f1 - f0))
+	f1=$(memfree_kb) k1=$(meminfo_kb KReclaimable) n1=$(node_kreclaimable_kb)
+	M demand_held_before=$h demand_held_after=$(qget held_pages) demand_memfree_gain_kb=$((f1 - f0)) \
+		demand_kreclaimable_drop_kb=$((k0 - k1)) demand_node_kreclaimable_drop_kb=$((n0 - n1))
 
 	# Under memory pressure: a process takes free memory down between the
 	# zones' min and low watermarks, so kswapd runs; the shrinker must
@@ -298,6 +293,7 @@ if [ "$CHECKS" = 1 ]; then
 	# (pages scanned for migration, kcompactd's own excluded).
 	insmod /zonesort.ko > /tmp/insmod 2>&1 || fail "insmod again: $(cat /tmp/insmod)"
 	put $P/quarantine_permille 1
+	put $P/quarantine_max_permille 1
 	for step in off on again; do
 		c0=$(compact_scanned)
 		case $step in
@@ -306,7 +302,7 @@ if [ "$CHECKS" = 1 ]; then
 		esac || fail "zonesort sort ($step): $(cat /tmp/zs)"
 		M full_${step}_scanned=$(($(compact_scanned) - c0)) full_${step}_est=$(est) \
 			full_${step}_held=$(qget held_pages) full_${step}_limit=$(qget limit_pages) \
-			full_${step}_short=$(qget last_short_pages) full_${step}_boost_s=$(qget boost_s)
+			full_${step}_short=$(qget last_short_pages)
 		echo "ZSTEST_BEGIN full_$step"
 		cat /tmp/zs
 		echo "ZSTEST_DONE full_$step"

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Holding the quarantine's blocks; see zonesort_hold.h.
+ *
+ * A held block is one non-compound allocation of 2^order pages: the head
+ * page has a reference count of 1, the others 0. Pageblock isolation
+ * (has_unmovable_pages) passes pages with a count of 0, so only the head
+ * decides whether the block is in the way of memory offlining or of a
+ * contiguous allocation.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/errno.h>
+#include <linux/gfp.h>
+#include <linux/migrate.h>
+#include <linux/mm.h>
+#include <linux/page_ref.h>
+#include <linux/pagemap.h>
+
+#include "zonesort_compat.h"
+#include "zonesort_hold.h"
+#include "zonesort_internal.h"
+#include "zonesort_quarantine.h"
+
+#ifdef ZS_HOLD_MOVABLE
+/*
+ * Kernels where a module can give pages movable operations (6.x): the
+ * head page is marked movable with operations that never migrate it.
+ * Isolation then passes the block, and whoever then tries to migrate it
+ * asks us first (isolate_page, called with the page locked and a
+ * reference taken):
+ *   - memory offlining and soft offlining (ISOLATE_UNEVICTABLE) and
+ *     contiguous allocations (the pageblock is isolated) get the block
+ *     back: we drop our reference, which frees the other pages now, and
+ *     the caller's reference frees the head when it lets go;
+ *   - compaction (neither) is refused, as for a pinned page.
+ * page_private of the head points to the block while it is held; it is
+ * cleared under the page lock before the block can be freed, so a block
+ * found there with the page locked is alive.
+ */
+static bool zsh_isolate(struct page *page, isolate_mode_t mode)
+{
+	struct zsq_block *b;
+	unsigned int order;
+	bool free_block;
+
+	if (!(mode & ISOLATE_UNEVICTABLE) && zs_pageblock_mt(page_to_pfn(page)) != MIGRATE_ISOLATE)
+		return false;
+	b = (struct zsq_block *)page_private(page);
+	if (!b)
+		return false;
+	order = b->order;
+	if (!zsq_block_isolated(b, &free_block))
+		return false;
+	__ClearPageMovable(page);
+	set_page_private(page, 0);
+	__free_pages(page, order);
+	if (free_block)
+		zsq_block_free(b);
+	return false;
+}
+
+static int zsh_migrate(struct page *dst, struct page *src, enum migrate_mode mode)
+{
+	WARN_ON_ONCE(1);	/* never isolated, so never migrated */
+	return -EBUSY;
+}
+
+static void zsh_putback(struct page *page)
+{
+	WARN_ON_ONCE(1);
+}
+
+static const struct movable_operations zsh_mops = {
+	.isolate_page = zsh_isolate,
+	.migrate_page = zsh_migrate,
+	.putback_page = zsh_putback,
+};
+
+bool zsh_isolation_takes_back(void)
+{
+	return true;
+}
+
+int zsh_hold(struct zsq_block *b, struct page *head)
+{
+	set_page_private(head, (unsigned long)b);
+	/* A page just allocated: nobody else locks it. */
+	lock_page(head);
+	__SetPageMovable(head, &zsh_mops);
+	unlock_page(head);
+	return 0;
+}
+
+void zsh_release(struct zsq_block *b)
+{
+	struct page *head = pfn_to_page(b->pfn);
+
+	/* Waits for an isolation attempt holding the lock to let go. */
+	lock_page(head);
+	__ClearPageMovable(head);
+	set_page_private(head, 0);
+	unlock_page(head);
+	__free_pages(head, b->order);
+}
+#else
+/*
+ * Kernels without movable operations for modules (7.x): the head page is
+ * frozen (reference count 0), as the kernel's own frozen allocations are.
+ * Isolation passes it and nobody can take a reference; memory offlining
+ * gets it back through the quarantine's memory notifier, a contiguous
+ * allocation does not (zsh_isolation_takes_back).
+ */
+bool zsh_isolation_takes_back(void)
+{
+	return false;
+}
+
+int zsh_hold(struct zsq_block *b, struct page *head)
+{
+	/* Fails while someone holds a speculative reference for a moment. */
+	return page_ref_freeze(head, 1) ? 0 : -EBUSY;
+}
+
+void zsh_release(struct zsq_block *b)
+{
+	struct page *head = pfn_to_page(b->pfn);
+
+	page_ref_unfreeze(head, 1);
+	__free_pages(head, b->order);
+}
+#endif

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * How the quarantine holds a block it took (zonesort_hold.c): so that
+ * whoever isolates the block's pageblock -- memory offlining, a contiguous
+ * allocation such as a gigantic huge page or virtio-mem unplugging --
+ * gets it back, and compaction passes it over like a pinned page.
+ */
+#ifndef ZONESORT_HOLD_H
+#define ZONESORT_HOLD_H
+
+#include <linux/mm_types.h>
+
+struct zsq_block;
+
+/*
+ * True when a pageblock's isolation takes held blocks back by itself
+ * (movable operations); false when only the quarantine's memory-offline
+ * notifier and its own checks give them back, which contiguous
+ * allocations never call: then the quarantine takes nothing from
+ * ZONE_MOVABLE, whose memory must stay removable.
+ */
+bool zsh_isolation_takes_back(void);
+
+/*
+ * head: a block of 2^b->order pages just allocated as one non-compound
+ * allocation (reference count 1 on head, 0 on the others). Holds it for
+ * b; 0, or an error when it could not be held (then it is still plainly
+ * allocated and the caller frees it).
+ */
+int zsh_hold(struct zsq_block *b, struct page *head);
+
+/* Gives a block held by zsh_hold back to the page allocator. May sleep. */
+void zsh_release(struct zsq_block *b);
+
+#endif
