@@ -10,6 +10,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/atomic.h>
 #include <linux/errno.h>
 #include <linux/gfp.h>
 #include <linux/migrate.h>
@@ -103,13 +104,112 @@ void zsh_release(struct zsq_block *b)
 	unlock_page(head);
 	__free_pages(head, b->order);
 }
+#elif defined(ZS_HOLD_BALLOON)
+/*
+ * Kernels where modules cannot give pages operations of their own (7.x)
+ * but balloon pages are movable: each block is a balloon of its own
+ * (b->balloon) holding its pages as order-0 balloon pages, which
+ * isolation passes and whose migration asks us first (zsh_migrate):
+ *   - a page whose pageblock is isolated (memory offlining, a contiguous
+ *     allocation) is given back, with the rest of its block;
+ *   - compaction is refused, as for a pinned page.
+ * The pages also count in the Balloon line of /proc/meminfo. The kernel
+ * uses b->balloon until a migration it started on one of the pages has
+ * ended: the block's descriptor is freed only when none is under way
+ * (zsh_idle).
+ */
+/* Frees the block's pages on its balloon list; pages under migration are
+ * not there and come back through zsh_migrate or to the list. */
+static void zsh_put_pages(struct zsq_block *b)
+{
+	LIST_HEAD(pages);
+	size_t n;
+
+	do {
+		struct page *page, *next;
+
+		n = balloon_page_list_dequeue(&b->balloon, &pages, ZS_BATCH);
+		list_for_each_entry_safe(page, next, &pages, lru) {
+			list_del(&page->lru);
+			put_page(page);
+			atomic_dec(&b->balloon_pages);
+		}
+	} while (n);
+}
+
+static int zsh_migrate(struct balloon_dev_info *bi, struct page *newpage, struct page *page,
+		       enum migrate_mode mode)
+{
+	struct zsq_block *b = container_of(bi, struct zsq_block, balloon);
+	bool free_block;
+
+	if (zs_pageblock_mt(page_to_pfn(page)) != MIGRATE_ISOLATE)
+		return -EBUSY;
+	if (zsq_block_isolated(b, &free_block)) {
+		zsh_put_pages(b);
+		if (free_block)
+			zsq_block_free(b);
+	}
+	/* Whoever else gives the block back waits for this page, which the
+	 * kernel frees: "deflated, not migrated". */
+	atomic_dec(&b->balloon_pages);
+	return -ENOENT;
+}
+
+bool zsh_isolation_takes_back(void)
+{
+	return true;
+}
+
+int zsh_hold(struct zsq_block *b, struct page *head)
+{
+	unsigned long i, n = 1UL << b->order;
+
+	balloon_devinfo_init(&b->balloon);
+	b->balloon.migratepage = zsh_migrate;
+	atomic_set(&b->balloon_pages, n);
+	split_page(head, b->order);
+	for (i = 0; i < n; i += ZS_BATCH) {
+		unsigned long j;
+		LIST_HEAD(pages);
+
+		for (j = i; j < n && j < i + ZS_BATCH; j++)
+			list_add_tail(&head[j].lru, &pages);
+		balloon_page_list_enqueue(&b->balloon, &pages);
+	}
+	return 0;
+}
+
+void zsh_release(struct zsq_block *b)
+{
+	for (;;) {
+		zsh_put_pages(b);
+		if (!atomic_read(&b->balloon_pages))
+			break;
+		/* A page compaction is trying to move: it comes back when
+		 * zsh_migrate refuses, or goes if its pageblock was isolated. */
+		cond_resched();
+	}
+}
+
+bool zsh_idle(struct zsq_block *b)
+{
+	LIST_HEAD(none);
+
+	if (atomic_read(&b->balloon_pages))
+		return false;
+	/* The kernel drops isolated_pages under the balloon lock after it
+	 * last uses the balloon; taking that lock orders this read after. */
+	balloon_page_list_dequeue(&b->balloon, &none, 0);
+	return !READ_ONCE(b->balloon.isolated_pages);
+}
 #else
 /*
- * Kernels without movable operations for modules (7.x): the head page is
- * frozen (reference count 0), as the kernel's own frozen allocations are.
- * Isolation passes it and nobody can take a reference; memory offlining
- * gets it back through the quarantine's memory notifier, a contiguous
- * allocation does not (zsh_isolation_takes_back).
+ * Kernels without either (7.x without balloon migration): the head page
+ * is frozen (reference count 0), as the kernel's own frozen allocations
+ * are. Isolation passes it and nobody can take a reference; memory
+ * offlining gets it back through the quarantine's memory notifier, a
+ * contiguous allocation does not (zsh_isolation_takes_back).
  */
 bool zsh_isolation_takes_back(void)
 {
@@ -128,5 +228,12 @@ void zsh_release(struct zsq_block *b)
 
 	page_ref_unfreeze(head, 1);
 	__free_pages(head, b->order);
+}
+#endif
+
+#ifndef ZS_HOLD_BALLOON
+bool zsh_idle(struct zsq_block *b)
+{
+	return true;
 }
 #endif

@@ -32,4 +32,7 @@ int zsh_hold(struct zsq_block *b, struct page *head);
 /* Gives a block held by zsh_hold back to the page allocator. May sleep. */
 void zsh_release(struct zsq_block *b);
 
+/* True when the kernel no longer uses b: its descriptor may be freed. */
+bool zsh_idle(struct zsq_block *b);
+
 #endif

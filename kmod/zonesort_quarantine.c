@@ -61,6 +61,7 @@
 #include <linux/moduleparam.h>
 #include <linux/nodemask.h>
 #include <linux/notifier.h>
+#include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
@@ -167,9 +168,44 @@ static struct zsq_node *zsq_node_of(const struct zsq_block *b)
 	return &zsq_nodes[pfn_to_nid(b->pfn)];
 }
 
+/* Descriptors the kernel may still use (zsh_idle), freed later. */
+static LIST_HEAD(zsq_dead);
+static DEFINE_SPINLOCK(zsq_dead_lock);
+
 void zsq_block_free(struct zsq_block *b)
 {
+	if (zsh_idle(b)) {
+		kmem_cache_free(zsq_cache, b);
+		return;
+	}
+	spin_lock(&zsq_dead_lock);
+	list_add_tail(&b->link, &zsq_dead);
+	spin_unlock(&zsq_dead_lock);
+}
+
+/* Frees a descriptor that never held a block. */
+static void zsq_block_discard(struct zsq_block *b)
+{
 	kmem_cache_free(zsq_cache, b);
+}
+
+/* Frees the descriptors of zsq_dead the kernel is done with; true when
+ * none is left. */
+static bool zsq_reap(void)
+{
+	struct zsq_block *b, *next;
+	LIST_HEAD(idle);
+	bool empty;
+
+	spin_lock(&zsq_dead_lock);
+	list_for_each_entry_safe(b, next, &zsq_dead, link)
+		if (zsh_idle(b))
+			list_move(&b->link, &idle);
+	empty = list_empty(&zsq_dead);
+	spin_unlock(&zsq_dead_lock);
+	list_for_each_entry_safe(b, next, &idle, link)
+		kmem_cache_free(zsq_cache, b);
+	return empty;
 }
 
 /* Caller holds qn->lock. */
@@ -406,7 +442,7 @@ static bool zsq_hold_taken(struct zsq_node *qn, struct zsq_block *b, struct page
 	if (zsh_hold(b, page)) {
 		__free_pages(page, b->order);
 		zsq_unreserve(qn, 1UL << b->order);
-		zsq_block_free(b);
+		zsq_block_discard(b);
 		return false;
 	}
 	zsq_account(zsq_run.nid, 1L << b->order);
@@ -461,7 +497,7 @@ static size_t zsq_take_batch(struct zone *zone, unsigned int order, u64 *pfns, s
 		zsq_run.room_short += want << order;
 		atomic64_add(want, &zsq_stats.no_room);
 		while (want)
-			zsq_block_free(bs[--want]);
+			zsq_block_discard(bs[--want]);
 	}
 	if (want)
 		zs_take_blocks(zone, order, pfns, want, got, &zsq_run.strays);
@@ -481,7 +517,7 @@ static size_t zsq_take_batch(struct zone *zone, unsigned int order, u64 *pfns, s
 		}
 		if (i < want) {
 			zsq_unreserve(qn, 1UL << order);
-			zsq_block_free(bs[i]);
+			zsq_block_discard(bs[i]);
 			atomic64_inc(&zsq_stats.gone);
 			zsq_run.failed++;
 		}
@@ -663,6 +699,7 @@ void zsq_sort_begin(int nid, const struct zsp_geom *g)
 	qn->base = min(zsq_permille_of(cache_pages, READ_ONCE(zsq_permille)), qn->max);
 	qn->limit = clamp(qn->limit, qn->base, qn->max);
 	spin_unlock(&qn->lock);
+	zsq_reap();
 	memset(&zsq_run, 0, sizeof(zsq_run));
 	zsq_run.nid = nid;
 	zsq_run.zi = MAX_NR_ZONES;
@@ -1035,6 +1072,8 @@ void zsq_exit(void)
 	unregister_memory_notifier(&zsq_memory_nb);
 	zsq_shrinker_del();
 	zsq_release_all();
+	while (!zsq_reap())
+		schedule_timeout_uninterruptible(1);
 	kfree(zsq_nodes);
 	zsq_nodes = NULL;
 	kmem_cache_destroy(zsq_cache);

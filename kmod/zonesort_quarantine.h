@@ -10,9 +10,13 @@
 #ifndef ZONESORT_QUARANTINE_H
 #define ZONESORT_QUARANTINE_H
 
+#include <linux/atomic.h>
 #include <linux/kobject.h>
 #include <linux/list.h>
 #include <linux/mmzone.h>
+#ifdef ZS_HOLD_BALLOON
+#include <linux/balloon.h>
+#endif
 
 #include "zonesort_policy.h"
 
@@ -23,6 +27,10 @@ struct zsq_block {
 	unsigned char order, zone;	/* zone: zone_idx() */
 	unsigned char state;	/* enum zsq_state */
 	bool release_wanted;	/* isolated while in flight: give it back */
+#ifdef ZS_HOLD_BALLOON
+	struct balloon_dev_info balloon;	/* the block's pages (zonesort_hold.c) */
+	atomic_t balloon_pages;		/* of them, not yet back with the allocator */
+#endif
 };
 
 #ifdef ZS_HAVE_QUARANTINE
@@ -57,6 +65,7 @@ void zsq_sort_done(int nid);
  * says whether the caller also frees b (else the sort holding it does).
  */
 bool zsq_block_isolated(struct zsq_block *b, bool *free_block);
+/* Frees b once the kernel no longer uses it (zsh_idle). */
 void zsq_block_free(struct zsq_block *b);
 
 /* Adds the "quarantine" file to the module's sysfs directory; registers the
