@@ -3,7 +3,8 @@
 # in its own mount and UTS namespace), the runner as Epilog on every node,
 # and one job on all eight, so that their Epilogs run the check at the same
 # moment and all fail: first with a limit no node can meet (the real
-# stream-triad probe measures), then with a probe that is missing. With
+# stream-triad probe measures), then with a probe that is missing, then
+# with a bad option in the nodes' options file. With
 # -G 2 exactly two nodes end drained, the first two in slurmctld's order;
 # the six others are held in service, and their history, metrics and the
 # runner's log say so.
@@ -24,7 +25,7 @@ export ZS_HEALTH_CHECK_CONF=/run/zs-hc.conf
 all_conf() {
 	local node
 	for node in "${ZS_NODE_NAMES[@]}"; do
-		printf '%s\n' "-H $HIST -b $T/state/$node/ -l $T/runner.log -M /run/prom -t 1 -s 32MiB -T 20 -L 60 -G 2" "$*" \
+		printf '%s\n' "-P $ZS_STREAM_TRIAD -H $HIST -b $T/state/$node/ -l $T/runner.log -M /run/prom -t 1 -s 32MiB -T 20 -L 60 -G 2" "$*" \
 			> "$ZS_CLUSTER/nodes/$node/run/zs-hc.conf"
 	done
 }
@@ -35,18 +36,18 @@ ours() { sinfo -h -N -o '%N|%t|%E' | awk -F'|' 'index($3, "NHC: check_hw_stream_
 of_job() { jq -c --arg j "$1" 'select(.job == $j)' "$HIST"; }
 all_in() { [ "$(of_job "$1" | wc -l)" -eq 8 ]; }
 
-# wave NAME OPTIONS...: one job on all eight nodes whose Epilogs all fail;
+# wave NAME VERDICTS OPTIONS...: one job on all eight nodes whose Epilogs all fail;
 # checks that two are drained and six held. Sets JOB and DRAINED.
 wave() {
-	local name=$1 n line held
-	shift
+	local name=$1 want=$2 n line held
+	shift 2
 	all_conf "$@"
 	: > "$T/runner.log"
 	JOB=$(sbatch --parsable -N8 -o /dev/null -e /dev/null --wrap true)
 	ok "$name: job $JOB runs on all eight nodes" test -n "$JOB"
 	ok "$name: all eight Epilogs recorded a verdict" wait_for 180 all_in "$JOB"
 	cluster_wait_job_gone "$JOB" 120
-	is "$(of_job "$JOB" | jq -r .verdict | sort | uniq -c | awk '{ printf "%s %s,", $2, $1 }')" "$2" \
+	is "$(of_job "$JOB" | jq -r .verdict | sort | uniq -c | awk '{ printf "%s %s,", $2, $1 }')" "$want" \
 		"$name: the verdicts"
 	DRAINED=$(ours | tr '\n' ' ')
 	is "$(ours | wc -l)" 2 "$name: exactly two nodes are drained for the check ($DRAINED)"
@@ -84,5 +85,12 @@ for n in $DRAINED; do
 	like "$(sinfo -h -N -n "$n" -o '%E')" "^NHC: check_hw_stream_triad:  error: probe /nonexistent/stream-triad not found" \
 		"$n drained with a reason that says error"
 done
+
+ok "the two drained nodes resumed again" scontrol update nodename="$(echo $DRAINED | tr ' ' ,)" state=resume
+ok "every node is idle again" cluster_wait_idle 30
+wave "a bad option in the options file" "error 2,held 6," -m 1GB/s -Z
+like "$(of_job "$JOB" | jq -r 'select(.verdict == "held") | .reason' | head -1)" \
+	"^error: zonesort-health-check: unknown option -Z \(/run/zs-hc.conf line 2\); see zonesort-health-check -h; held, not drained: " \
+	"a bad option: held, the reason names it"
 
 done_testing
