@@ -33,7 +33,7 @@ ok "a cluster of eight nodes starts with the runner as Epilog" cluster_start "Ep
 for node in "${ZS_NODE_NAMES[@]}"; do mkdir -p "$T/state/$node"; done
 
 ours() { sinfo -h -N -o '%N|%t|%E' | awk -F'|' 'index($3, "NHC: check_hw_stream_triad") == 1 && $2 ~ /^(drain|drng|down)/ { print $1 }' | sort; }
-of_job() { jq -c --arg j "$1" 'select(.job == $j)' "$HIST"; }
+of_job() { [ -f "$HIST" ] && jq -c --arg j "$1" 'select(.job == $j)' "$HIST"; }
 all_in() { [ "$(of_job "$1" | wc -l)" -eq 8 ]; }
 
 # wave NAME VERDICTS OPTIONS...: one job on all eight nodes whose Epilogs all fail;
