@@ -176,6 +176,23 @@ static void unsafe_dirs(void)
 	ok(fd < 0, "a symbolic link is refused: %s", err);
 	fd = zs_textfile_dir("relative/dir", false, 0755, err);
 	ok(fd < 0, "a relative path is refused");
+
+	/* prometheus_dir: every component is checked, as for the state
+	 * directory, not only the last one. */
+	char parent[PATH_MAX], prom[PATH_MAX + 8];
+
+	snprintf(parent, sizeof(parent), "%s/open", top);
+	snprintf(prom, sizeof(prom), "%s/prom", parent);
+	mkdir(prom, 0755);
+	ok(zs_prom_publish(prom, "x.prom", "x 1\n", 4, err) == -1,
+	   "prometheus_dir under a directory others may write is refused");
+	err_has(err, "prometheus_dir: refusing a directory on the way to", "saying it is a directory on the way");
+	err_has(err, "/open: owner uid", "naming that directory");
+	ok(access(prom, F_OK) == 0 && access(strcat(prom, "/x.prom"), F_OK) == -1, "and nothing is written there");
+	chmod(parent, 01777);
+	snprintf(prom, sizeof(prom), "%s/prom", parent);
+	ok(zs_prom_publish(prom, "x.prom", "x 1\n", 4, err) == 0, "a sticky directory on the way (like /tmp) is accepted: %s", err);
+	chmod(parent, 0777);
 }
 
 static void records(void)
