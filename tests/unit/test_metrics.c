@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -227,10 +228,40 @@ static void records(void)
 	   "both are read back (%u)", n);
 	free(steps);
 	ok(zs_report_load(&p, 43, &steps, &n, &owner, err) == ZS_REPORT_MISSING, "another job has none");
-	snprintf(path, sizeof(path), "%s/reports/42", p.statedir);
+	snprintf(path, sizeof(path), "%s/reports/%u/42", p.statedir, (unsigned)getuid());
 	struct stat st;
 
 	ok(!stat(path, &st) && (st.st_mode & 07777) == 0400, "the record has mode 0400");
+
+	/* Another user's record: root's file, readable by that user through
+	 * an ACL entry; statedir/reports lists nobody's reports. */
+	char upath[PATH_MAX + 64], acl[64];
+	struct zs_report_step u = r;
+
+	u.job = 77;
+	ok(!zs_report_add(&p, 65534, &u, err), "a record of uid 65534's job: %s", err);
+	snprintf(upath, sizeof(upath), "%s/reports/65534/77", p.statedir);
+	ok(!stat(upath, &st) && st.st_uid == 0 && (st.st_mode & 0777) == 0440,
+	   "it is root's, mode 0440 (the ACL mask: read) (uid %u mode %o)", (unsigned)st.st_uid,
+	   (unsigned)(st.st_mode & 07777));
+	ssize_t alen = getxattr(upath, "system.posix_acl_access", acl, sizeof(acl));
+
+	ok(alen == 44 && acl[0] == 2 && !memcmp(acl + 12, "\x02\x00\x04\x00\xfe\xff\x00\x00", 8),
+	   "with an ACL entry: user 65534 may read (%zd bytes)", alen);
+	snprintf(upath, sizeof(upath), "%s/reports", p.statedir);
+	ok(!stat(upath, &st) && (st.st_mode & 0777) == 0711, "statedir/reports is mode 0711: nobody lists it");
+	snprintf(upath, sizeof(upath), "%s/reports/65534", p.statedir);
+	ok(!stat(upath, &st) && st.st_uid == 0 && (st.st_mode & 0777) == 0750, "the user's directory is root's, 0750 with the ACL (mask r-x), others nothing (%o)", (unsigned)(st.st_mode & 07777));
+	ok(zs_report_load(&p, 77, &steps, &n, &owner, err) == ZS_REPORT_FOUND && owner == 65534,
+	   "root finds it, and whose it is");
+	free(steps);
+	/* Root's clock: a report stamped far ahead does not stay for ever. */
+	snprintf(upath, sizeof(upath), "%s/reports/65534/77", p.statedir);
+	struct timespec ahead[2] = { { time(NULL) + 3 * 86400, 0 }, { time(NULL) + 3 * 86400, 0 } };
+
+	utimensat(AT_FDCWD, upath, ahead, 0);
+	ok(!zs_report_expire(&p, time(NULL), &removed, err) && removed == 1 && access(upath, F_OK),
+	   "a report stamped days ahead is removed");
 	ok(!zs_report_expire(&p, time(NULL), &removed, err) && removed == 0, "a fresh record is kept");
 	/* Counted from the record's own time: a file's mtime can be a second
 	 * ahead of time(), whose clock is coarser (multigrain timestamps). */
