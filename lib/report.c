@@ -189,6 +189,23 @@ static int reports_top(const struct zs_policy *p, bool create, char *err)
 		errno = e;
 		return -1;
 	}
+	if (geteuid() != 0) {
+		/* A user may pass through (0711), not read: O_PATH. */
+		fd = openat(top, REPORTS_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		struct stat st;
+
+		close(top);
+		if (fd >= 0 && (fstat(fd, &st) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
+			close(fd);
+			fd = -1;
+			e = EPERM;
+		}
+		if (fd < 0)
+			zs_fail(err, "%s/%s: %s", p->statedir, REPORTS_DIR, strerror(e));
+		errno = e;
+		return fd;
+	}
 	fd = zs_textfile_subdir(top, REPORTS_DIR, create, 0711, why);
 	int e = errno;
 
