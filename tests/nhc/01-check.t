@@ -627,8 +627,51 @@ TIMEOUT=90 run -m 30 -T 20 -k 2 -w 3 -L 60
 is "$STREAM_TRIAD_VERDICT" error "-L wins over TIMEOUT"
 STREAM_TRIAD_BUDGET=3600
 
-# The verdict held in the Prometheus metrics.
+# --- a corrupt baseline is an error naming the file, never replaced -------------------------
+echo "ffffffff-2222-3333-4444-555555555555" > "$T/boot_id"
+echo '{"boot_id": "x", "entries": {"k": {"triad_best_gbs": 40}}} trailing' > "$T/corrupt.json"
+cp "$T/corrupt.json" "$T/corrupt.orig"
+ST_BEST=5 run -p 80 -b "$T/corrupt.json"
+is "$RC/$STREAM_TRIAD_VERDICT" "1/error" "a corrupt baseline file: error (a degraded node must not set itself a low baseline)"
+like "$DIE_MSG" "error: the baseline file $T/corrupt.json is corrupt \(.*\); fix or remove it" "naming the file"
+ok "the file is left as it was" cmp -s "$T/corrupt.json" "$T/corrupt.orig"
+
+# --- history rotation (-R) ----------------------------------------------------------------
+H=$T/rot/h.jsonl
+mkdir -p "$T/rot"
+for i in 1 2 3; do run -m 30 -H "$H" -R 1K; done
+lines=$(wc -l < "$H")
+
+yes "$(head -1 "$H")" | head -5 >> "$H"
+run -m 30 -H "$H" -R 1K
+is "$(wc -l < "$H")/$(wc -l < "$H.1")" "1/$((lines + 5))" "-R 1K: at 1 KiB the history moves to FILE.1 and a new one starts"
+like "$LOG_MSG" "rotated the history $H to $H.1 \(-R 1K\)" "and the log says so"
+printf '{"epoch":%d,"node":"node7","verdict":"pass"}\n' $(( $(date +%s) - 3 * 86400 )) > "$H"
+run -m 30 -H "$H" -R 2d
+is "$(wc -l < "$H")/$(jq -r .epoch "$H.1" | head -1 | awk -v now="$(date +%s)" '{ print (now - $1 > 2 * 86400) }')" "1/1" \
+	"-R 2d: a history whose first line is 3 days old is rotated"
+run -m 30 -H "$H" -R off
+is "$(wc -l < "$H")" 2 "-R off: never"
+
+# --- metrics: counts kept in a state file, not re-read from the history -------------------
 . "$ZS_NHC_DIR/zonesort_metrics.nhc"
+MH=$T/metrics/h.jsonl
+mkdir -p "$T/metrics"
+for v in 40 40 10; do ST_BEST=$v run -m 30 -H "$MH" -M "$T/mprom"; done
+prom=$(cat "$T/mprom/zonesort-health.prom")
+like "$prom" 'zonesort_health_checks_total\{node="node7",verdict="pass"\} 2' "two passes counted"
+like "$prom" 'zonesort_health_checks_total\{node="node7",verdict="fail"\} 1' "one failure counted"
+is "$(jq -c .counts "$T/mprom/.zonesort-health.state")" '{"pass":2,"fail":1,"error":0,"skip":0,"held":0}' "the counts are in the state file"
+: > "$MH"
+run -m 30 -H "$MH" -M "$T/mprom"
+like "$(cat "$T/mprom/zonesort-health.prom")" 'verdict="pass"\} 3' \
+	"a check adds its own line to the state: the history is not read again (emptied here, the count goes on)"
+echo garbage > "$T/mprom/.zonesort-health.state"
+run -m 30 -H "$MH" -M "$T/mprom"
+like "$LOG_MSG" "the metrics state $T/mprom/.zonesort-health.state cannot be read .*; rebuilt from $MH" "a corrupt state is rebuilt from the history, saying so"
+like "$(cat "$T/mprom/zonesort-health.prom")" 'verdict="pass"\} 2' "from the history's two lines"
+
+# The verdict held in the Prometheus metrics.
 SI_NODES=$NODES4 ST_BEST=10 run -m 30 -G 1 -M "$T/prom"
 like "$(cat "$T/prom/zonesort-health.prom")" 'zonesort_health_check_last_verdict\{node="node7",verdict="held"\} 1' \
 	"the metrics say the last check was held"

@@ -69,7 +69,7 @@ like "$text" "cache-slot conflicts: [0-9.]+% of the step's [0-9]+ pages shared a
 	"the sampled conflicts next to random placement"
 
 json=$(report nobody --job "$JOB" --json)
-ok "--json is one JSON object" jq -e 'type == "object"' <<< "$json" > "$work/jq.out"
+is "$(jq -r type <<< "$json")" object "--json is one JSON object"
 total=$(jq '[.records[].sorts.sorted] | add' <<< "$json")
 is "$total" "$sorts" "its sorts add up to the writes the kernel interface saw ($sorts)"
 is "$(jq -r '[.records[].where] | join(",")' <<< "$json")" "prolog,step 0" "one record for the prolog, one for the step"
