@@ -136,11 +136,13 @@ void zs_prom_label(FILE *f, const char *value)
 int zs_prom_publish(const char *dir, const char *name, const char *text, size_t len, char *err)
 {
 	char why[ZS_ERRLEN];
-	int fd = zs_textfile_dir(dir, true, 0755, why);
+	/* Every directory on the way is checked, as for the state directory:
+	 * root must not write where another user can swap a component. */
+	int fd = zs_safedir_open("prometheus_dir", dir, true, why);
 	int rc;
 
 	if (fd < 0)
-		return zs_fail(err, "prometheus_dir: %s", why);
+		return zs_fail(err, "%s", why);
 	/* node_exporter runs as an unprivileged user: the file is for all. */
 	rc = zs_textfile_replace(fd, name, text, len, 0644, (uid_t)-1, why);
 	close(fd);

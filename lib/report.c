@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #define REPORTS_DIR "reports"
@@ -21,7 +23,9 @@
 #define LOCK_WAIT_MS 2000
 /* A job with more steps than fit starts a new file: the report is a
  * courtesy to the user, never a reason to hold slurmstepd. */
-#define MAX_REPORT (256 * 1024)
+#define MAX_REPORT (64 * 1024)
+/* All reports of the node together: beyond it the oldest go first. */
+#define MAX_REPORTS_BYTES (32ull << 20)
 
 static void put_escaped(FILE *f, const char *s)
 {
@@ -144,7 +148,36 @@ int zs_report_parse(const char *line, struct zs_report_step *r)
 	return have_job && have_where ? 0 : -1;
 }
 
-static int reports_dir(const struct zs_policy *p, bool create, char *err)
+/* POSIX access ACL (the kernel's xattr layout, little-endian): the owner
+ * (root) with owner_perm, the user uid with perm, nobody else. */
+static int grant(int fd, unsigned owner_perm, uid_t uid, unsigned perm)
+{
+	struct {
+		uint16_t tag, perm;
+		uint32_t id;
+	} e[5] = {
+		{ 0x01, (uint16_t)owner_perm, UINT32_MAX },	/* ACL_USER_OBJ */
+		{ 0x02, (uint16_t)perm, (uint32_t)uid },	/* ACL_USER */
+		{ 0x04, 0, UINT32_MAX },			/* ACL_GROUP_OBJ */
+		{ 0x10, (uint16_t)perm, UINT32_MAX },		/* ACL_MASK */
+		{ 0x20, 0, UINT32_MAX },			/* ACL_OTHER */
+	};
+	unsigned char buf[4 + sizeof(e)];
+	uint32_t version = htole32(2);
+
+	for (unsigned i = 0; i < 5; i++) {
+		e[i].tag = htole16(e[i].tag);
+		e[i].perm = htole16(e[i].perm);
+		e[i].id = htole32(e[i].id);
+	}
+	memcpy(buf, &version, 4);
+	memcpy(buf + 4, e, sizeof(e));
+	return fsetxattr(fd, "system.posix_acl_access", buf, sizeof(buf), 0);
+}
+
+/* statedir/reports: root's, mode 0711, so nobody can list whose reports
+ * are here. */
+static int reports_top(const struct zs_policy *p, bool create, char *err)
 {
 	char why[ZS_ERRLEN];
 	int top = zs_statedir_open(p->statedir, create, why), fd;
@@ -156,15 +189,63 @@ static int reports_dir(const struct zs_policy *p, bool create, char *err)
 		errno = e;
 		return -1;
 	}
-	/* Readable by all: users list it to find their own reports, whose
-	 * modes keep the contents to their owners. */
-	fd = zs_textfile_subdir(top, REPORTS_DIR, create, 0755, why);
+	if (geteuid() != 0) {
+		/* A user may pass through (0711), not read: O_PATH. */
+		fd = openat(top, REPORTS_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		struct stat st;
+
+		close(top);
+		if (fd >= 0 && (fstat(fd, &st) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
+			close(fd);
+			fd = -1;
+			e = EPERM;
+		}
+		if (fd < 0)
+			zs_fail(err, "%s/%s: %s", p->statedir, REPORTS_DIR, strerror(e));
+		errno = e;
+		return fd;
+	}
+	fd = zs_textfile_subdir(top, REPORTS_DIR, create, 0711, why);
 	int e = errno;
 
 	close(top);
 	if (fd < 0) {
 		zs_fail(err, "%s/%s", p->statedir, why);
 		errno = e;
+	} else {
+		fchmod(fd, 0711);
+	}
+	return fd;
+}
+
+/* statedir/reports/UID: root's, mode 0500 with an ACL that lets uid list
+ * and read it, and no one else. */
+static int reports_dir(const struct zs_policy *p, uid_t uid, bool create, char *err)
+{
+	char name[16], why[ZS_ERRLEN];
+	int top = reports_top(p, create, err), fd;
+
+	if (top < 0)
+		return -1;
+	snprintf(name, sizeof(name), "%u", (unsigned)uid);
+	fd = zs_textfile_subdir(top, name, create, 0500, why);
+	int e = errno;
+
+	close(top);
+	if (fd < 0) {
+		zs_fail(err, "%s/%s/%s", p->statedir, REPORTS_DIR, why);
+		errno = e;
+		return -1;
+	}
+	if (create && uid != 0 && grant(fd, 07, uid, 05)) {
+		e = errno;
+		zs_fail(err, "%s/%s/%s: cannot grant uid %u access (%s)%s", p->statedir, REPORTS_DIR, name,
+			(unsigned)uid, strerror(e),
+			e == EOPNOTSUPP ? "; the file system needs POSIX ACLs, or set report_days=0" : "");
+		close(fd);
+		errno = e;
+		return -1;
 	}
 	return fd;
 }
@@ -173,13 +254,12 @@ int zs_report_add(const struct zs_policy *p, uid_t uid, const struct zs_report_s
 {
 	char name[16], why[ZS_ERRLEN];
 	char *old = NULL, *line = NULL, *text = NULL;
-	int dirfd, lockfd = -1, rc = -1;
-	struct stat st;
+	int dirfd, lockfd = -1, fd, rc = -1;
 	long got;
 
 	if (!p->report_days)
 		return 0;
-	dirfd = reports_dir(p, true, err);
+	dirfd = reports_dir(p, uid, true, err);
 	if (dirfd < 0)
 		return -1;
 	snprintf(name, sizeof(name), "%" PRIu32, r->job);
@@ -191,10 +271,7 @@ int zs_report_add(const struct zs_policy *p, uid_t uid, const struct zs_report_s
 		goto out;
 	}
 	got = zs_textfile_read(dirfd, name, old, MAX_REPORT);
-	/* A report left by an earlier job of the same id (ids restart when
-	 * slurmctld's state is lost) belongs to someone else: start anew. */
-	if (got < 0 || fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) || st.st_uid != uid ||
-	    (size_t)got + strlen(line) >= MAX_REPORT)
+	if (got < 0 || (size_t)got + strlen(line) >= MAX_REPORT)
 		got = 0;
 	if (got && old[got - 1] != '\n')
 		old[got++] = '\n';
@@ -204,10 +281,21 @@ int zs_report_add(const struct zs_policy *p, uid_t uid, const struct zs_report_s
 		zs_fail(err, "report of job %s: out of memory", name);
 		goto out;
 	}
-	if (zs_textfile_replace(dirfd, name, text, strlen(text), 0400, uid, why)) {
-		zs_fail(err, "report: %s/%s/%s", p->statedir, REPORTS_DIR, why);
+	/* Root's file, its user may only read it (an ACL entry): the user can
+	 * neither grow it, nor change its mode or its time. */
+	if (zs_textfile_replace(dirfd, name, text, strlen(text), 0400, (uid_t)-1, why)) {
+		zs_fail(err, "report: %s/%s/%u/%s", p->statedir, REPORTS_DIR, (unsigned)uid, why);
 		goto out;
 	}
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || (uid != 0 && grant(fd, 04, uid, 04))) {
+		zs_fail(err, "report of job %s: cannot grant uid %u read access: %s", name, (unsigned)uid,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	close(fd);
 	rc = 0;
 out:
 	free(old);
@@ -234,57 +322,155 @@ static bool job_name(const char *name, uint32_t *job)
 	return true;
 }
 
-/* Calls fn for each regular file of the reports directory named by a job
- * id. A directory that does not exist holds none. */
-typedef void (*report_fn)(const char *name, uint32_t job, const struct stat *st, int dirfd,
-			  void *ctx);
+/* Calls fn for each report: every user's for root, the caller's own for
+ * anyone else. path is "UID/JOB", relative to topfd (statedir/reports).
+ * A directory that does not exist holds none. */
+typedef void (*report_fn)(const char *path, uint32_t job, uid_t uid, const struct stat *st,
+			  int topfd, void *ctx);
 
-static int each_report(const struct zs_policy *p, bool create, report_fn fn, void *ctx, char *err)
+static void each_in(int topfd, const char *uname, report_fn fn, void *ctx)
 {
-	int dirfd = reports_dir(p, create, err);
+	int fd = openat(topfd, uname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	uint32_t uid, job;
 	struct dirent *d;
 	DIR *dir;
 
-	if (dirfd < 0)
-		return errno == ENOENT ? 0 : -1;
-	dir = fdopendir(dirfd);
-	if (!dir) {
-		close(dirfd);
-		return zs_fail(err, "%s/%s: %s", p->statedir, REPORTS_DIR, strerror(errno));
+	if (fd < 0 || !job_name(uname, &uid) || !(dir = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
 	}
 	while ((d = readdir(dir))) {
+		char path[48];
 		struct stat st;
-		uint32_t job;
 
 		if (job_name(d->d_name, &job) &&
-		    !fstatat(dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode))
-			fn(d->d_name, job, &st, dirfd, ctx);
+		    !fstatat(dirfd(dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode)) {
+			snprintf(path, sizeof(path), "%s/%s", uname, d->d_name);
+			fn(path, job, (uid_t)uid, &st, topfd, ctx);
+		}
 	}
+	closedir(dir);
+}
+
+static int each_report(const struct zs_policy *p, bool create, report_fn fn, void *ctx, char *err)
+{
+	int topfd = reports_top(p, create && geteuid() == 0, err);
+	char uname[16];
+	struct dirent *d;
+	DIR *dir;
+
+	if (topfd < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (geteuid() != 0) {
+		snprintf(uname, sizeof(uname), "%u", (unsigned)geteuid());
+		each_in(topfd, uname, fn, ctx);
+		close(topfd);
+		return 0;
+	}
+	dir = fdopendir(topfd);
+	if (!dir) {
+		close(topfd);
+		return zs_fail(err, "%s/%s: %s", p->statedir, REPORTS_DIR, strerror(errno));
+	}
+	while ((d = readdir(dir)))
+		if (isdigit((unsigned char)d->d_name[0]))
+			each_in(dirfd(dir), d->d_name, fn, ctx);
 	closedir(dir);
 	return 0;
 }
 
-struct expiry {
-	time_t before;
-	unsigned removed;
+struct kept {
+	char path[48];
+	time_t mtime;
+	off_t size;
 };
 
-static void expire_one(const char *name, uint32_t job, const struct stat *st, int dirfd, void *ctx)
+struct expiry {
+	time_t before, after;
+	unsigned removed;
+	struct kept *k;
+	size_t n;
+	bool oom;
+};
+
+/* Root's files, root's clock: a report not written for report_days days
+ * goes, and so does one stamped more than a day ahead (a clock set back
+ * must not keep it for ever). */
+static void expire_one(const char *path, uint32_t job, uid_t uid, const struct stat *st, int topfd,
+		       void *ctx)
 {
 	struct expiry *e = ctx;
+	struct kept *grown;
 
 	(void)job;
-	if (st->st_mtime <= e->before && !unlinkat(dirfd, name, 0))
-		e->removed++;
+	(void)uid;
+	if (st->st_mtime <= e->before || st->st_mtime > e->after) {
+		if (!unlinkat(topfd, path, 0))
+			e->removed++;
+		return;
+	}
+	grown = e->oom ? NULL : realloc(e->k, (e->n + 1) * sizeof(*e->k));
+	if (!grown) {
+		e->oom = true;
+		return;
+	}
+	e->k = grown;
+	snprintf(e->k[e->n].path, sizeof(e->k[e->n].path), "%s", path);
+	e->k[e->n].mtime = st->st_mtime;
+	e->k[e->n++].size = st->st_size;
+}
+
+static int oldest_first(const void *a, const void *b)
+{
+	const struct kept *x = a, *y = b;
+
+	return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
 }
 
 int zs_report_expire(const struct zs_policy *p, time_t now, unsigned *removed, char *err)
 {
-	struct expiry e = { .before = now - (time_t)p->report_days * 86400 };
+	struct expiry e = { .before = now - (time_t)p->report_days * 86400, .after = now + 86400 };
 	int rc = each_report(p, true, expire_one, &e, err);
+	unsigned long long total = 0;
 
+	/* All reports together stay under MAX_REPORTS_BYTES: the oldest go. */
+	for (size_t i = 0; i < e.n; i++)
+		total += (unsigned long long)e.k[i].size;
+	if (total > MAX_REPORTS_BYTES) {
+		char why[ZS_ERRLEN];
+		int top = reports_top(p, false, why);
+
+		qsort(e.k, e.n, sizeof(*e.k), oldest_first);
+		for (size_t i = 0; top >= 0 && i < e.n && total > MAX_REPORTS_BYTES; i++)
+			if (!unlinkat(top, e.k[i].path, 0)) {
+				total -= (unsigned long long)e.k[i].size;
+				e.removed++;
+			}
+		if (top >= 0)
+			close(top);
+	}
+	free(e.k);
 	*removed = e.removed;
 	return rc;
+}
+
+struct found {
+	uint32_t job;
+	uid_t uid;
+	time_t mtime;
+	bool any;
+};
+
+static void find_one(const char *path, uint32_t job, uid_t uid, const struct stat *st, int topfd,
+		     void *ctx)
+{
+	struct found *f = ctx;
+
+	(void)path;
+	(void)topfd;
+	if (job == f->job && (!f->any || st->st_mtime > f->mtime))
+		*f = (struct found){ job, uid, st->st_mtime, true };
 }
 
 enum zs_report_status zs_report_load(const struct zs_policy *p, uint32_t job,
@@ -292,27 +478,25 @@ enum zs_report_status zs_report_load(const struct zs_policy *p, uint32_t job,
 				     uid_t *owner, char *err)
 {
 	char name[16], *buf = NULL, *save = NULL;
-	struct stat st;
+	struct found f = { .job = job };
 	int dirfd;
 	long got;
 
 	*steps = NULL;
 	*nsteps = 0;
-	dirfd = reports_dir(p, false, err);
-	if (dirfd < 0)
-		return errno == ENOENT ? ZS_REPORT_MISSING : ZS_REPORT_ERROR;
-	snprintf(name, sizeof(name), "%" PRIu32, job);
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
-		close(dirfd);
+	/* A user looks only among their own reports: another user's job is
+	 * missing to them, which tells them nothing about it. */
+	if (geteuid() != 0)
+		f = (struct found){ job, geteuid(), 0, true };
+	else if (each_report(p, false, find_one, &f, err))
+		return ZS_REPORT_ERROR;
+	if (!f.any)
 		return ZS_REPORT_MISSING;
-	}
-	*owner = st.st_uid;
-	/* The file's mode already keeps others out; this holds even when an
-	 * owner opened it up. */
-	if (geteuid() != 0 && st.st_uid != geteuid()) {
-		close(dirfd);
-		return ZS_REPORT_NOT_YOURS;
-	}
+	*owner = f.uid;
+	dirfd = reports_dir(p, f.uid, false, err);
+	if (dirfd < 0)
+		return errno == ENOENT || errno == EACCES ? ZS_REPORT_MISSING : ZS_REPORT_ERROR;
+	snprintf(name, sizeof(name), "%" PRIu32, job);
 	buf = malloc(MAX_REPORT);
 	if (!buf) {
 		close(dirfd);
@@ -322,9 +506,14 @@ enum zs_report_status zs_report_load(const struct zs_policy *p, uint32_t job,
 	got = zs_textfile_read(dirfd, name, buf, MAX_REPORT);
 	close(dirfd);
 	if (got < 0) {
-		zs_fail(err, "cannot read %s/%s/%s: %s", p->statedir, REPORTS_DIR, name, strerror(errno));
+		int e = errno;
+
 		free(buf);
-		return errno == EACCES ? ZS_REPORT_NOT_YOURS : ZS_REPORT_ERROR;
+		if (e == ENOENT || e == EACCES)
+			return ZS_REPORT_MISSING;
+		zs_fail(err, "cannot read %s/%s/%u/%s: %s", p->statedir, REPORTS_DIR, (unsigned)f.uid, name,
+			strerror(e));
+		return ZS_REPORT_ERROR;
 	}
 	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		struct zs_report_step r, *grown;
@@ -361,14 +550,16 @@ struct listing {
 	bool oom;
 };
 
-static void list_one(const char *name, uint32_t job, const struct stat *st, int dirfd, void *ctx)
+static void list_one(const char *path, uint32_t job, uid_t uid, const struct stat *st, int topfd,
+		     void *ctx)
 {
 	struct listing *ls = ctx;
 	struct listed *grown;
 
-	(void)name;
-	(void)dirfd;
-	if (ls->oom || (geteuid() != 0 && st->st_uid != geteuid()))
+	(void)path;
+	(void)uid;
+	(void)topfd;
+	if (ls->oom)
 		return;
 	grown = realloc(ls->l, (ls->n + 1) * sizeof(*ls->l));
 	if (!grown) {

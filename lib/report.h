@@ -1,15 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Each user's own report of what zonesort did for their job: one line per
  * job prolog and step on this node, appended by the plugin (as root) to
- * statedir/reports/<job id>, a file owned by the job's user with mode 0400,
- * so only that user and root can read it ("zonesort report"). It holds what
- * the summary line in the slurmd log holds: mode, sorts, backend, and the
- * sampled conflict fraction with random placement for scale; never a frame
- * number, never another job.
+ * statedir/reports/<uid>/<job id>. The files and the per-user directories
+ * are root's; a POSIX ACL entry lets the job's user read them (list and
+ * read their own directory), nobody else: the user can neither grow a
+ * file nor change its mode or time, and statedir/reports (mode 0711) lists
+ * nobody's jobs. It holds what the summary line in the slurmd log holds:
+ * mode, sorts, backend, and the sampled conflict fraction with random
+ * placement for scale; never a frame number, never another job.
  *
- * Kept report_days days (plugstack.conf, default 7): each job prolog
- * removes the reports last written longer ago; a reboot empties /run.
- * The file is rewritten whole (textfile.h) under reports/.lock. */
+ * Kept report_days days (plugstack.conf, default 7) by the file's time,
+ * which only root sets: each job prolog removes older reports (and any
+ * stamped more than a day ahead), then the oldest while all of them
+ * together exceed 32 MiB; one report holds at most 64 KiB (a longer one
+ * starts again). A reboot empties /run. The file system must support
+ * POSIX ACLs (tmpfs and ext4 do); without them no report is kept and the
+ * plugin logs why. Files are rewritten whole (textfile.h) under the
+ * user's .lock. */
 #ifndef ZS_REPORT_H
 #define ZS_REPORT_H
 
@@ -35,7 +42,7 @@ struct zs_report_step {
 	struct zs_sample sample;	/* samples == 0: none was taken */
 };
 
-/* Appends r to the report of job r->job, owned by uid. Does nothing when
+/* Appends r to the report of job r->job, readable by uid. Does nothing when
  * report_days=0. Returns 0, or -1 with err set. */
 int zs_report_add(const struct zs_policy *p, uid_t uid, const struct zs_report_step *r, char *err);
 
@@ -45,7 +52,7 @@ int zs_report_expire(const struct zs_policy *p, time_t now, unsigned *removed, c
 enum zs_report_status {
 	ZS_REPORT_FOUND,
 	ZS_REPORT_MISSING,	/* no report of that job on this node */
-	ZS_REPORT_NOT_YOURS,	/* another user's job: *owner says whose */
+	ZS_REPORT_NOT_YOURS,	/* kept for callers; a user's lookup never tells */
 	ZS_REPORT_ERROR,
 };
 

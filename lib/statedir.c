@@ -23,20 +23,26 @@ static bool trusted_owner(uid_t uid)
 /* A directory on the way may be writable by others only when sticky (they
  * cannot rename or remove what root put there); the state directory
  * itself never. */
-static int check_dir(const char *path, const struct stat *st, bool last, char *err)
+static int check_dir(const char *what, const char *path, const struct stat *st, bool last,
+		     char *err)
 {
 	bool open_to_others = st->st_mode & (S_IWGRP | S_IWOTH);
 
 	if (!S_ISDIR(st->st_mode))
-		return zs_fail(err, "statedir: %s is not a directory", path);
+		return zs_fail(err, "%s: %s is not a directory", what, path);
 	if (!trusted_owner(st->st_uid) || (open_to_others && (last || !(st->st_mode & S_ISVTX))))
-		return zs_fail(err, "statedir: refusing %s%s: owner uid %u, mode %04o; it must be owned by root and writable by no one else",
-			       last ? "" : "a state directory under ", path, (unsigned)st->st_uid,
-			       (unsigned)(st->st_mode & 07777));
+		return zs_fail(err, "%s: refusing %s%s: owner uid %u, mode %04o; it must be owned by root and writable by no one else",
+			       what, last ? "" : "a directory on the way to ", path,
+			       (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777));
 	return 0;
 }
 
 int zs_statedir_open(const char *path, bool create, char *err)
+{
+	return zs_safedir_open("statedir", path, create, err);
+}
+
+int zs_safedir_open(const char *what, const char *path, bool create, char *err)
 {
 	char copy[PATH_MAX], walked[PATH_MAX] = "";
 	char *save = NULL, *comp, *next;
@@ -44,12 +50,12 @@ int zs_statedir_open(const char *path, bool create, char *err)
 	int fd;
 
 	if (path[0] != '/' || strlen(path) >= sizeof(copy))
-		return zs_fail(err, "statedir: %s is not an absolute path", path);
+		return zs_fail(err, "%s: %s is not an absolute path", what, path);
 	strcpy(copy, path);
 	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return zs_fail(err, "statedir: cannot open /: %s", strerror(errno));
-	if (fstat(fd, &st) || check_dir("/", &st, false, err))
+		return zs_fail(err, "%s: cannot open /: %s", what, strerror(errno));
+	if (fstat(fd, &st) || check_dir(what, "/", &st, false, err))
 		goto refused;
 	for (comp = strtok_r(copy, "/", &save); comp; comp = next) {
 		bool last;
@@ -58,27 +64,27 @@ int zs_statedir_open(const char *path, bool create, char *err)
 		next = strtok_r(NULL, "/", &save);
 		last = !next;
 		if (!strcmp(comp, ".") || !strcmp(comp, "..")) {
-			zs_fail(err, "statedir: %s: '.' and '..' are not allowed in the path", path);
+			zs_fail(err, "%s: %s: '.' and '..' are not allowed in the path", what, path);
 			goto refused;
 		}
 		snprintf(walked + strlen(walked), sizeof(walked) - strlen(walked), "/%s", comp);
 		if (fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW)) {
 			if (errno != ENOENT || !last || !create) {
-				zs_fail(err, "statedir: %s: %s", walked, strerror(errno));
+				zs_fail(err, "%s: %s: %s", what, walked, strerror(errno));
 				goto unavailable;
 			}
 			if (mkdirat(fd, comp, 0755) && errno != EEXIST) {
-				zs_fail(err, "statedir: cannot create %s: %s", walked, strerror(errno));
+				zs_fail(err, "%s: cannot create %s: %s", what, walked, strerror(errno));
 				goto unavailable;
 			}
 			if (fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW)) {
-				zs_fail(err, "statedir: %s: %s", walked, strerror(errno));
+				zs_fail(err, "%s: %s: %s", what, walked, strerror(errno));
 				goto unavailable;
 			}
 		}
 		if (S_ISLNK(st.st_mode) && st.st_uid != 0) {
-			zs_fail(err, "statedir: refusing %s: a symbolic link owned by uid %u; only root's links are followed",
-				walked, (unsigned)st.st_uid);
+			zs_fail(err, "%s: refusing %s: a symbolic link owned by uid %u; only root's links are followed",
+				what, walked, (unsigned)st.st_uid);
 			goto refused;
 		}
 		/* The directory holding comp was checked, so comp is what its
@@ -86,12 +92,12 @@ int zs_statedir_open(const char *path, bool create, char *err)
 		nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
 				       (S_ISLNK(st.st_mode) ? 0 : O_NOFOLLOW));
 		if (nfd < 0) {
-			zs_fail(err, "statedir: cannot open %s: %s", walked, strerror(errno));
+			zs_fail(err, "%s: cannot open %s: %s", what, walked, strerror(errno));
 			goto unavailable;
 		}
 		close(fd);
 		fd = nfd;
-		if (fstat(fd, &st) || check_dir(walked, &st, last, err))
+		if (fstat(fd, &st) || check_dir(what, walked, &st, last, err))
 			goto refused;
 	}
 	return fd;

@@ -23,6 +23,10 @@
  * trusted (err names the directory, its owner and mode). */
 int zs_statedir_open(const char *path, bool create, char *err);
 
+/* The same walk and checks for another directory root writes to (what
+ * names it in messages, e.g. "prometheus_dir"). */
+int zs_safedir_open(const char *what, const char *path, bool create, char *err);
+
 /* This boot's id (/proc/sys/kernel/random/boot_id), or -1. */
 int zs_boot_id(char *buf, size_t len);
 

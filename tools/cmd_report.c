@@ -136,19 +136,18 @@ static int show_job(const struct zs_policy *p, uint32_t job, bool json, bool qui
 	struct zs_report_step *steps;
 	unsigned n;
 	uid_t owner = 0;
-	char err[ZS_ERRLEN], who[128];
+	char err[ZS_ERRLEN];
 
 	switch (zs_report_load(p, job, &steps, &n, &owner, err)) {
 	case ZS_REPORT_FOUND:
 		break;
 	case ZS_REPORT_MISSING:
-		if (!quiet_missing)
-			fprintf(stderr, "zonesort report: no record of job %u on %s (%s/reports): the job did not run here, zonesort did not act for it, or its record is older than the site keeps them\n",
-				job, host_name(), p->statedir);
-		return 1;
 	case ZS_REPORT_NOT_YOURS:
-		fprintf(stderr, "zonesort report: job %u belongs to %s; you may see only your own jobs\n",
-			job, user_name(owner, who, sizeof(who)));
+		/* The same words whether the job is another user's or none:
+		 * they say nothing about other users' jobs. */
+		if (!quiet_missing)
+			fprintf(stderr, "zonesort report: no record of job %u of yours on %s: the job did not run here, is not yours, zonesort did not act for it, or its record is older than the site keeps them\n",
+				job, host_name());
 		return 1;
 	case ZS_REPORT_ERROR:
 		fprintf(stderr, "zonesort report: job %u: %s\n", job, err);

@@ -23,11 +23,43 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
+/* The helper's address space, its sampler's page lists included: a step
+ * of more pages than fit is not sampled (the round says "out of memory"),
+ * the helper goes on sorting. 8 bytes a page: about 40 million pages. */
+#define ZS_HELPER_MEMORY (512ull << 20)
+
 static volatile sig_atomic_t stop_requested;
+
+/* The helper runs in the step, its memory charged to the job, and inherits
+ * slurmstepd's protection from the OOM killer (oom_score_adj -1000): near
+ * the job's limit the kernel would kill the user's tasks rather than it.
+ * A negative value is reset to 0 (raising it needs no privilege; a site's
+ * positive value is kept), and the address space is bounded. */
+static void helper_limits(void)
+{
+	struct rlimit rl;
+	char buf[16] = "";
+	int fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC);
+
+	if (fd >= 0) {
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+
+		if (n > 0 && atoi(buf) < 0 && (lseek(fd, 0, SEEK_SET) || write(fd, "0\n", 2) != 2))
+			fprintf(stderr, "zonesort run: cannot reset oom_score_adj: %s\n", strerror(errno));
+		close(fd);
+	}
+	if (!getrlimit(RLIMIT_AS, &rl) && (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > ZS_HELPER_MEMORY)) {
+		rl.rlim_cur = ZS_HELPER_MEMORY;
+		if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < rl.rlim_cur)
+			rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_AS, &rl);
+	}
+}
 
 static void on_stop(int sig)
 {
@@ -314,7 +346,10 @@ int cmd_run(int argc, char **argv)
 			       "conflicts of PID's descendant processes (this helper excluded), as\n"
 			       "'zonesort conflicts' does, and prints\n"
 			       "  conflicts fraction=F random=R pages=N samples=K\n"
-			       "(the cache from hwloc, or cache_size= and ways=; needs root).\n");
+			       "(the cache from hwloc, or cache_size= and ways=; needs root).\n"
+			       "The helper resets a negative oom_score_adj (slurmstepd's) to 0 and\n"
+			       "limits its address space to 512 MiB; a step too large to sample in it\n"
+			       "is not sampled.\n");
 			return ZS_EXIT_OK;
 		default:
 			return cli_usage_error("run", "see 'zonesort run --help'");
@@ -322,6 +357,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (!every)
 		return cli_usage_error("run", "--every SECONDS is required (1-%u)", ZS_MAX_PERIOD);
+	helper_limits();
 	if (cli_policy(&policy, argc - optind, argv + optind))
 		return ZS_EXIT_USAGE;
 	if (parent) {

@@ -19,8 +19,11 @@ export ST_LOG=$T/probe.log
 # squeue stand-in: prints $SQ_JOBS, exits $SQ_EXIT; scontrol stand-in:
 # "listpids" lists steps of the jobs in $LP_JOBS (local slurmd state; calls
 # in listpids.calls) or fails with $LP_ERROR; anything else is recorded in
-# scontrol.calls and exits $SC_EXIT. sinfo stand-in: prints $SI_NODES
-# (lines of node|partition|state|reason), calls in sinfo.calls.
+# scontrol.calls and exits $SC_EXIT, and a drain, a reboot request, its
+# cancellation or a resume of node7 changes node7's state (in node7.state),
+# the way slurmctld would. sinfo stand-in: prints $SI_NODES (lines of
+# node|partition|state|reason time|reason) with node7's line from
+# node7.state when there is one; calls in sinfo.calls.
 cat > "$T/squeue" <<'EOF'
 #!/bin/bash
 echo "$*" >> "${0%/*}/squeue.calls"
@@ -40,12 +43,22 @@ if [ "$1" = listpids ]; then
 fi
 printf '%s\n' "$*" >> "${0%/*}/scontrol.calls"
 [ "${SC_EXIT:-0}" = 0 ] || { echo "scontrol: error: RebootProgram isn't defined" >&2; exit "$SC_EXIT"; }
+state=${0%/*}/node7.state now=$(date +%Y-%m-%dT%H:%M:%S)
+case "$1 $3 $4" in
+"update state=drain reason="*) [ "$2" = nodename=node7 ] && echo "node7|debug*|drain|$now|${4#reason=}" > "$state" ;;
+"update state=resume ") [ "$2" = nodename=node7 ] && echo "node7|debug*|idle|Unknown|none" > "$state" ;;
+"reboot nextstate=RESUME reason="*) [ "$5" = node7 ] && echo "node7|debug*|drng@|$now|${4#reason=}" > "$state" ;;
+"cancel_reboot  ") [ "$2" = node7 ] && sed -i 's/@//' "$state" ;;
+esac
+exit 0
 EOF
 cat > "$T/sinfo" <<'EOF'
 #!/bin/bash
 echo "$*" >> "${0%/*}/sinfo.calls"
 [ "${SI_EXIT:-0}" = 0 ] || { echo "sinfo: error: Unable to contact slurm controller" >&2; exit "$SI_EXIT"; }
-printf '%s\n' "${SI_NODES:-node7|debug*|idle|none}"
+state=${0%/*}/node7.state
+printf '%s\n' "${SI_NODES:-node7|debug*|idle|Unknown|none}" |
+	if [ -s "$state" ]; then awk -F'|' -v s="$(cat "$state")" '$1 == "node7" { print s; next } { print }'; else cat; fi
 EOF
 chmod +x "$T/squeue" "$T/scontrol" "$T/sinfo"
 echo "11111111-2222-3333-4444-555555555555" > "$T/boot_id"
@@ -65,6 +78,7 @@ unset SLURMD_NODENAME SLURM_JOB_ID SLURM_JOBID
 is "$(PATH=/nonexistent; . "$ZS_NHC_DIR/stream_triad.nhc" 2>&1; echo "rc=$?")" "rc=0" \
 	"sourcing runs no command and prints nothing"
 . "$ZS_NHC_DIR/stream_triad.nhc"
+. "$ZS_NHC_DIR/stream_triad_guard.nhc"
 is "$(type -t check_hw_stream_triad)" function "check_hw_stream_triad() loaded"
 is "$(type -t nhc_stream_triad_reset)" function "nhc_stream_triad_reset() loaded"
 
@@ -78,10 +92,14 @@ STREAM_TRIAD_BOOT_ID_FILE=$T/boot_id
 # The sections below test one thing each; confirmation, the multi-run
 # baseline and the drain guard have sections of their own.
 STREAM_TRIAD_CONFIRM=0 STREAM_TRIAD_BASELINE_RUNS=1 STREAM_TRIAD_GUARD=off
+# The time budget has a section of its own; the drain guard's settling
+# pause is short here, where the stand-in slurmctld answers at once.
+STREAM_TRIAD_BUDGET=3600 STREAM_TRIAD_SETTLE=0.2
 
-# run ARGS...: one fresh check (no cached measurement).
+# run ARGS...: one fresh check (no cached measurement), node7 in service.
 run() {
 	nhc_stream_triad_reset
+	rm -f "$T/node7.state"
 	DIE_RC='' DIE_MSG='' LOG_MSG=''
 	check_hw_stream_triad "$@"
 	RC=$?
@@ -385,7 +403,7 @@ is "$(probe_runs)" 2 "other probe settings measure again"
 is "$(nhc_stream_triad_fmt_gbs 300) $(nhc_stream_triad_fmt_gbs 251.43) $(nhc_stream_triad_fmt_gbs 44.969) $(nhc_stream_triad_fmt_gbs 0.04)" \
 	"300 251.4 45 0" "bandwidths in reasons: 300, 251.4, 45 (from 44.969), 0"
 # --- options of confirmation, baseline and guard: bad values named -----------------------
-for bad in "-k x" "-k 11" "-k -1" "-w abc" "-w 601" "-B 0" "-B 21" "-G 0" "-G 0%" "-G 101%" "-G many" "-g rack"; do
+for bad in "-k x" "-k 11" "-k -1" "-w abc" "-w 601" "-B 0" "-B 21" "-G 0" "-G 0%" "-G 101%" "-G many" "-g rack" "-L 0" "-L x" "-R 12XB" "-R 0d"; do
 	set -- $bad
 	: > "$ST_LOG"
 	run -m 30 "$1" "$2"
@@ -397,7 +415,7 @@ done
 SEQ=$T/best.seq
 printf '%s\n' 10 35 > "$SEQ"
 : > "$ST_LOG"
-ST_BEST_SEQ=$SEQ run -m 30 -k 2 -w 0
+ST_BEST_SEQ=$SEQ run -m 30 -k 2 -w 0 -T 20
 is "$RC/$STREAM_TRIAD_VERDICT" "0/pass" "10 GB/s, then 35 on the first confirmation: passes"
 is "$(probe_runs)" 2 "the probe ran twice (no second confirmation needed)"
 is "$(sed -n 2p "$ST_LOG")" "args size= numa=0 threads=unset repeats=40" \
@@ -474,53 +492,186 @@ ST_BEST=42 run -p 80 -B 3
 is "$(jq -c '.entries["threads=2,size=805306368,numa=0"] | [.runs, .triad_best_gbs]' "$BFILE")" "[2,42]" \
 	"an older baseline without samples counts as one run"
 
-# --- drain guard: above the limit, hold instead of failing ----------------------------------
+# --- drain guard: drain, count in slurmctld's order, release beyond the limit ----------
 reason="NHC: check_hw_stream_triad:  triad 10 GB/s < 30 GB/s"
-NODES4="node7|debug*|idle|none
-n1|debug*|drain|$reason
-n2|debug*|drng@|$reason
-n3|debug*|drain|maintenance by admin"
+NODES4="node7|debug*|idle|Unknown|none
+n1|debug*|drain|2020-01-01T00:00:00|$reason
+n2|debug*|drng@|2020-01-02T00:00:00|$reason
+n3|debug*|drain|2020-01-01T00:00:00|maintenance by admin"
+node7() { if [ -s "$T/node7.state" ]; then cut -d'|' -f3 "$T/node7.state"; else echo idle; fi; }
 : > "$T/sinfo.calls"
+: > "$T/scontrol.calls"
 run -m 30 -G 1
-is "$(cat "$T/sinfo.calls")" "" "a passing check does not ask slurmctld for node states"
+is "$(cat "$T/sinfo.calls")$(cat "$T/scontrol.calls")" "" "a passing check asks slurmctld nothing"
+SI_NODES=$NODES4 ST_BEST=10 run -m 30 -G 3
+is "$RC/$DIE_RC/$STREAM_TRIAD_VERDICT" "1/1/fail" "-G 3: two nodes drained before it (the admin's drain does not count): fails"
+is "$(cat "$T/scontrol.calls")" "update nodename=node7 state=drain reason=NHC: check_hw_stream_triad:  triad 10 GB/s < 30 GB/s (2 threads, 768 MiB)" \
+	"the guard drains the node itself first, with the check's reason"
+is "$(node7)/$STREAM_TRIAD_DRAINED" "drain/1" "node7 stays drained, and the runner is told not to drain again"
+is "$(head -1 "$T/sinfo.calls")" "-h -N -o %N|%P|%t|%H|%E" "sinfo lists each node's state, reason time and reason"
+is "$(wc -l < "$T/sinfo.calls")" 2 "once before the drain, once after it"
+is "$(last_hist | jq -c '[.verdict, .guard_drained, .guard_nodes, .guard_limit]')" '["fail",2,4,3]' "the history has the counts"
+
 : > "$T/scontrol.calls"
 SI_NODES=$NODES4 ST_BEST=10 run -m 30 -G 2 -r yes
-is "$RC/$DIE_RC/$STREAM_TRIAD_VERDICT" "0//held" "two nodes already drained by this check, -G 2: held (no die, NHC marks nothing)"
-is "$DIE_MSG" "" "die is not called"
+is "$RC/$DIE_RC/$STREAM_TRIAD_VERDICT" "0//held" "two nodes drained before it, -G 2: held (no die, NHC marks nothing)"
 like "$LOG_MSG" "HELD: triad 10 GB/s < 30 GB/s \(2 threads, 768 MiB\); held, not drained: 2 of 4 nodes \(cluster\) already drained or rebooting for check_hw_stream_triad, limit -G 2" \
 	"logged loudly with the counts and the limit"
-is "$(cat "$T/scontrol.calls")" "" "no reboot is asked either"
-is "$(last_hist | jq -c '[.verdict, .guard_drained, .guard_nodes, .guard_limit]')" '["held",2,4,2]' "the history says held, with the counts"
-is "$(head -1 "$T/sinfo.calls")" "-h -N -o %N|%P|%t|%E" "one sinfo call counts the nodes"
-SI_NODES=$NODES4 ST_BEST=10 run -m 30 -G 3
-is "$RC/$STREAM_TRIAD_VERDICT" "1/fail" "-G 3: two drained is under the limit: fails (the admin's drain does not count)"
+is "$(cat "$T/scontrol.calls")" "reboot ASAP nextstate=RESUME reason=NHC: check_hw_stream_triad:  triad 10 GB/s < 30 GB/s (2 threads, 768 MiB) node7
+cancel_reboot node7
+update nodename=node7 state=resume" "-r yes: the reboot request was the drain; beyond the limit it is cancelled and the node resumed"
+is "$(node7)/$STREAM_TRIAD_REBOOT_REQUESTED/$STREAM_TRIAD_DRAINED" "idle/0/0" "node7 is back in service, no reboot pending"
+is "$(last_hist | jq -c '[.verdict, .guard_drained, .guard_nodes, .guard_limit, .guard_released]')" '["held",2,4,2,true]' \
+	"the history says held, with the counts and the release"
 SI_NODES=$NODES4 ST_BEST=10 run -m 30 -G 50%
-is "$STREAM_TRIAD_VERDICT" held "-G 50%: 2 of 4 nodes is the limit: held"
+is "$STREAM_TRIAD_VERDICT/$(node7)" held/idle "-G 50%: 2 of 4 nodes is the limit: held"
 SI_NODES=$NODES4 ST_BEST=10 run -m 30 -G 75%
-is "$STREAM_TRIAD_VERDICT" fail "-G 75%: the limit is 3 nodes: fails"
-SI_NODES="node7|debug*|drain|$reason
-n1|debug*|idle|none" ST_BEST=10 run -m 30 -G 1
-is "$STREAM_TRIAD_VERDICT" fail "the node itself, drained earlier by this check, does not count"
-SI_NODES="node7|p1|idle|none
-n1|p1|idle|none
-n2|p2|drain|$reason
-n3|p2|drain|$reason" ST_BEST=10 run -m 30 -G 1 -g partition
+is "$STREAM_TRIAD_VERDICT/$(node7)" fail/drain "-G 75%: the limit is 3 nodes: fails, drained"
+: > "$T/scontrol.calls"
+SI_NODES="node7|debug*|drain|2020-01-03T00:00:00|$reason
+n1|debug*|drain|2020-01-04T00:00:00|$reason" ST_BEST=10 run -m 30 -G 1
+is "$STREAM_TRIAD_VERDICT/$STREAM_TRIAD_DRAINED" fail/1 "the node itself, drained earlier by this check, keeps its place"
+is "$(cat "$T/scontrol.calls")" "" "and is not drained again (its reason time stays)"
+SI_NODES="node7|p1|idle|Unknown|none
+n1|p1|idle|Unknown|none
+n2|p2|drain|2020-01-01T00:00:00|$reason
+n3|p2|drain|2020-01-01T00:00:00|$reason" ST_BEST=10 run -m 30 -G 1 -g partition
 is "$STREAM_TRIAD_VERDICT" fail "-g partition: drained nodes of another partition do not count"
-SI_NODES="node7|p1|idle|none
-n1|p1|idle|none
-n2|p2|drain|$reason
-n3|p2|drain|$reason" ST_BEST=10 run -m 30 -G 1 -g cluster
+SI_NODES="node7|p1|idle|Unknown|none
+n1|p1|idle|Unknown|none
+n2|p2|drain|2020-01-01T00:00:00|$reason
+n3|p2|drain|2020-01-01T00:00:00|$reason" ST_BEST=10 run -m 30 -G 1 -g cluster
 is "$STREAM_TRIAD_VERDICT" held "-g cluster: they do"
+: > "$T/scontrol.calls"
 SI_EXIT=1 ST_BEST=10 run -m 30 -G 1
-is "$STREAM_TRIAD_VERDICT" fail "sinfo failing: the check fails as without a guard"
+is "$STREAM_TRIAD_VERDICT/$(cat "$T/scontrol.calls")" fail/ "sinfo failing: the check fails as without a guard (the runner drains)"
 like "$LOG_MSG" "cannot count drained nodes \(-G 1\): sinfo: error: Unable to contact" "and logs why it could not count"
 SI_NODES=$NODES4 ST_BEST=10 run -m 30 -G off
-is "$STREAM_TRIAD_VERDICT" fail "-G off: no guard"
-SI_NODES=$NODES4 ST_EXIT=3 run -m 30 -G 1
-is "$STREAM_TRIAD_VERDICT" error "a failure to measure is not held (it is not a bandwidth verdict)"
+is "$STREAM_TRIAD_VERDICT/$(node7)" fail/idle "-G off: no guard (NHC or the runner drains)"
+: > "$T/scontrol.calls"
+SI_NODES=$NODES4 ST_BEST=10 STREAM_TRIAD_DRY_RUN=1 run -m 30 -G 2
+is "$STREAM_TRIAD_VERDICT/$(cat "$T/scontrol.calls")" held/ "a dry run counts as if drained last, and drains nothing"
+
+# The order: the time slurmctld stamped on the reason, then the node name.
+NODE=node7 GUARD=3 GUARD_SCOPE=cluster
+order=$(printf '%s\n' "node7|d|drain|2030-05-05T10:00:05|$reason" "a1|d|drain|2030-05-05T10:00:05|$reason" \
+	"z9|d|drng|2030-05-05T10:00:05|$reason" "b2|d|drain@|2030-05-05T10:00:04|$reason" \
+	"c3|d|drain|2030-05-05T10:00:06|$reason" "d4|d|idle|2030-05-05T10:00:01|$reason" \
+	"e5|d|drain|2030-05-05T10:00:01|maintenance" | nhc_stream_triad_guard_rank)
+is "${order%%|*}" "2 7 3 drain" "ahead of node7: b2 (a second earlier) and a1 (same second, name first); not z9, c3, the idle d4, the admin's e5"
+
+# Errors go through the guard too, with "error" in the reason.
+: > "$T/scontrol.calls"
+SI_NODES=$NODES4 ST_EXIT=3 ST_STDERR="cannot allocate" run -m 30 -G 3
+is "$RC/$STREAM_TRIAD_VERDICT/$(node7)" "1/error/drain" "a failure to measure under the limit: error, drained"
+is "$(cat "$T/scontrol.calls")" "update nodename=node7 state=drain reason=NHC: check_hw_stream_triad:  error: stand-in-stream-triad could not measure (exit 3): stream-triad: cannot allocate" \
+	"the drain reason says error"
+SI_NODES=$NODES4 ST_EXIT=3 run -m 30 -G 2 -r yes
+is "$STREAM_TRIAD_VERDICT/$(node7)" "held/idle" "a failure to measure beyond the limit is held"
+like "$STREAM_TRIAD_REASON" "^error: stand-in-stream-triad could not measure \(exit 3\); held, not drained: 2 of 4" "its reason says error and held"
+unlike "$(cat "$T/scontrol.calls")" "reboot" "an error asks for no reboot"
+SI_NODES=$NODES4 run -m 30 -P "$T/nope" -G 2
+is "$STREAM_TRIAD_VERDICT/$(node7)" "held/idle" "a missing probe beyond the limit is held"
+SI_NODES=$NODES4 run -m abc -G 2
+is "$STREAM_TRIAD_VERDICT/$(node7)" "held/idle" "a bad option beyond the limit is held"
+like "$STREAM_TRIAD_REASON" "^error: -m: 'abc' is not a bandwidth" "naming the option"
+SI_NODES=$NODES4 STREAM_TRIAD_GUARD=5% run -m abc -G x
+is "$STREAM_TRIAD_VERDICT/$(last_hist | jq -r .guard_limit)" "held/1" "a bad -G itself: the guard's default (5%: 1 of 4 nodes) holds"
+SI_NODES=$NODES4 STREAM_TRIAD_CONFIG_ERROR="zonesort-health-check: unknown option -x" run -m 30 -G 3
+is "$STREAM_TRIAD_VERDICT/$(node7)" "error/drain" "an error of the runner's options file is the check's error"
+is "$DIE_MSG" "check_hw_stream_triad:  error: zonesort-health-check: unknown option -x" "named as such"
+
+# --- errors and confirmations: retried like a low figure -------------------------------------
+cat > "$T/flaky" <<EOF
+#!/bin/bash
+# Fails (exit 3) while $T/fails holds lines, one per run, then measures.
+if [ -s "$T/fails" ]; then sed -i 1d "$T/fails"; echo "stream-triad: cannot allocate" >&2; exit 3; fi
+exec "$PROBE" "\$@"
+EOF
+chmod +x "$T/flaky"
+printf '%s\n' x > "$T/fails"
+ST_BEST=35 run -m 30 -k 1 -w 0 -P "$T/flaky"
+is "$RC/$STREAM_TRIAD_VERDICT" "0/pass" "a crash, then 35 GB/s on the confirmation: passes"
+is "$(last_hist | jq -c '[.verdict, .triad_best_gbs, .confirm_errors]')" '["pass",35,0]' "the history has the measured figure"
+printf '%s\n' x x > "$T/fails"
+run -m 30 -k 1 -w 0 -P "$T/flaky"
+is "$RC/$STREAM_TRIAD_VERDICT" "1/error" "a crash twice: error"
+is "$DIE_MSG" "check_hw_stream_triad:  error: flaky could not measure (exit 3): stream-triad: cannot allocate (on all 2 runs)" "saying it happened on every run"
+cat > "$T/flaky2" <<EOF
+#!/bin/bash
+# Measures once, then fails.
+if [ -e "$T/ran" ]; then echo "stream-triad: cannot allocate" >&2; exit 3; fi
+touch "$T/ran"; exec "$PROBE" "\$@"
+EOF
+chmod +x "$T/flaky2"
+rm -f "$T/ran"
+ST_BEST=10 run -m 30 -k 1 -w 0 -P "$T/flaky2"
+is "$RC/$STREAM_TRIAD_VERDICT" "1/error" "10 GB/s, then the confirmation cannot measure: not confirmed, an error (never fail)"
+like "$DIE_MSG" "error: triad 10 GB/s < 30 GB/s .*, not confirmed: 1 of 2 runs could not measure \(flaky2 could not measure" "naming both"
+is "$(last_hist | jq -c '[.verdict, .confirm_gbs, .confirm_errors]')" '["error",[],1]' "confirm_gbs holds only figures that were measured"
+
+# --- the time budget: the worst case fits NHC's TIMEOUT or the options are refused --------
+STREAM_TRIAD_BUDGET=30
+: > "$ST_LOG"
+run -m 30 -T 20 -k 2 -w 3
+is "$RC/$STREAM_TRIAD_VERDICT/$(probe_runs)" "1/error/0" "-T 20 -k 2 -w 3 with NHC's default TIMEOUT of 30 s: refused before measuring"
+is "$DIE_MSG" "check_hw_stream_triad:  error: the check can take 85 s ((k+1)*(T+1) + k*W + 16 with -k 2 -T 20 -w 3), over its time budget of 30 s (-L; NHC's TIMEOUT when NHC runs it): lower -T, -k or -w, or raise NHC's TIMEOUT (nhc -t SECONDS, or TIMEOUT= in nhc.conf) and -L to match" \
+	"naming the worst case, the formula and the limits to change"
+run -m 30
+is "$RC/$STREAM_TRIAD_VERDICT" "0/pass" "the defaults fit 30 s ($(CONFIRM=$STREAM_TRIAD_CONFIRM TLIMIT=$STREAM_TRIAD_TIMEOUT PAUSE=$STREAM_TRIAD_PAUSE nhc_stream_triad_worst_case) s)"
+TIMEOUT=90 run -m 30 -T 20 -k 2 -w 3
+is "$RC/$STREAM_TRIAD_VERDICT" "0/pass" "inside NHC with TIMEOUT=90 the same options fit"
+run -m 30 -T 20 -k 2 -w 3 -L 85
+is "$RC/$STREAM_TRIAD_VERDICT" "0/pass" "-L 85 raises the budget (the runner's)"
+TIMEOUT=90 run -m 30 -T 20 -k 2 -w 3 -L 60
+is "$STREAM_TRIAD_VERDICT" error "-L wins over TIMEOUT"
+STREAM_TRIAD_BUDGET=3600
+
+# --- a corrupt baseline is an error naming the file, never replaced -------------------------
+echo "ffffffff-2222-3333-4444-555555555555" > "$T/boot_id"
+echo '{"boot_id": "x", "entries": {"k": {"triad_best_gbs": 40}}} trailing' > "$T/corrupt.json"
+cp "$T/corrupt.json" "$T/corrupt.orig"
+ST_BEST=5 run -p 80 -b "$T/corrupt.json"
+is "$RC/$STREAM_TRIAD_VERDICT" "1/error" "a corrupt baseline file: error (a degraded node must not set itself a low baseline)"
+like "$DIE_MSG" "error: the baseline file $T/corrupt.json is corrupt \(.*\); fix or remove it" "naming the file"
+ok "the file is left as it was" cmp -s "$T/corrupt.json" "$T/corrupt.orig"
+
+# --- history rotation (-R) ----------------------------------------------------------------
+H=$T/rot/h.jsonl
+mkdir -p "$T/rot"
+for i in 1 2 3; do run -m 30 -H "$H" -R 1K; done
+lines=$(wc -l < "$H")
+
+yes "$(head -1 "$H")" | head -5 >> "$H"
+run -m 30 -H "$H" -R 1K
+is "$(wc -l < "$H")/$(wc -l < "$H.1")" "1/$((lines + 5))" "-R 1K: at 1 KiB the history moves to FILE.1 and a new one starts"
+like "$LOG_MSG" "rotated the history $H to $H.1 \(-R 1K\)" "and the log says so"
+printf '{"epoch":%d,"node":"node7","verdict":"pass"}\n' $(( $(date +%s) - 3 * 86400 )) > "$H"
+run -m 30 -H "$H" -R 2d
+is "$(wc -l < "$H")/$(jq -r .epoch "$H.1" | head -1 | awk -v now="$(date +%s)" '{ print (now - $1 > 2 * 86400) }')" "1/1" \
+	"-R 2d: a history whose first line is 3 days old is rotated"
+run -m 30 -H "$H" -R off
+is "$(wc -l < "$H")" 2 "-R off: never"
+
+# --- metrics: counts kept in a state file, not re-read from the history -------------------
+. "$ZS_NHC_DIR/zonesort_metrics.nhc"
+MH=$T/metrics/h.jsonl
+mkdir -p "$T/metrics"
+for v in 40 40 10; do ST_BEST=$v run -m 30 -H "$MH" -M "$T/mprom"; done
+prom=$(cat "$T/mprom/zonesort-health.prom")
+like "$prom" 'zonesort_health_checks_total\{node="node7",verdict="pass"\} 2' "two passes counted"
+like "$prom" 'zonesort_health_checks_total\{node="node7",verdict="fail"\} 1' "one failure counted"
+is "$(jq -c .counts "$T/mprom/.zonesort-health.state")" '{"pass":2,"fail":1,"error":0,"skip":0,"held":0}' "the counts are in the state file"
+: > "$MH"
+run -m 30 -H "$MH" -M "$T/mprom"
+like "$(cat "$T/mprom/zonesort-health.prom")" 'verdict="pass"\} 3' \
+	"a check adds its own line to the state: the history is not read again (emptied here, the count goes on)"
+echo garbage > "$T/mprom/.zonesort-health.state"
+run -m 30 -H "$MH" -M "$T/mprom"
+like "$LOG_MSG" "the metrics state $T/mprom/.zonesort-health.state cannot be read .*; rebuilt from $MH" "a corrupt state is rebuilt from the history, saying so"
+like "$(cat "$T/mprom/zonesort-health.prom")" 'verdict="pass"\} 2' "from the history's two lines"
 
 # The verdict held in the Prometheus metrics.
-. "$ZS_NHC_DIR/zonesort_metrics.nhc"
 SI_NODES=$NODES4 ST_BEST=10 run -m 30 -G 1 -M "$T/prom"
 like "$(cat "$T/prom/zonesort-health.prom")" 'zonesort_health_check_last_verdict\{node="node7",verdict="held"\} 1' \
 	"the metrics say the last check was held"

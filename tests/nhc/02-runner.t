@@ -19,11 +19,15 @@ cat > "$T/squeue" <<'EOF'
 #!/bin/bash
 for j in ${SQ_JOBS:-}; do echo "$j"; done
 EOF
+# sinfo: the drain guard's list ($SI_NODES, with n1's line as the stand-in
+# scontrol last set it), or the runner's own question ($SI_STATE).
 cat > "$T/sinfo" <<'EOF'
 #!/bin/bash
 echo "sinfo $*" >> "${0%/*}/calls"
+state=${0%/*}/n1.state
 case "$*" in
-*%P*) printf '%s\n' "${SI_NODES:-n1|debug*|idle|none}" ;;
+*%P*) printf '%s\n' "${SI_NODES:-n1|debug*|idle|Unknown|none}" |
+	if [ -s "$state" ]; then awk -F'|' -v s="$(cat "$state")" '$1 == "n1" { print s; next } { print }'; else cat; fi ;;
 *) echo "${SI_STATE:-idle|none}" ;;
 esac
 EOF
@@ -37,20 +41,25 @@ if [ "$1" = listpids ]; then
 fi
 echo "scontrol $*" >> "${0%/*}/calls"
 echo "SLURM_CONF=${SLURM_CONF:-unset}" >> "${0%/*}/calls"
-exit "${SC_EXIT:-0}"
+[ "${SC_EXIT:-0}" = 0 ] || exit "$SC_EXIT"
+case "$1 $2 $3" in
+"update nodename=n1 state=drain") echo "n1|debug*|drain|$(date +%Y-%m-%dT%H:%M:%S)|${4#reason=}" > "${0%/*}/n1.state" ;;
+"update nodename=n1 state=resume") echo "n1|debug*|idle|Unknown|none" > "${0%/*}/n1.state" ;;
+esac
+exit 0
 EOF
 chmod +x "$T/squeue" "$T/sinfo" "$T/scontrol"
 export STREAM_TRIAD_SQUEUE=$T/squeue STREAM_TRIAD_SINFO=$T/sinfo STREAM_TRIAD_SCONTROL=$T/scontrol
 export STREAM_TRIAD_HISTORY=$T/history.jsonl STREAM_TRIAD_BASELINE=$T/state/
 export STREAM_TRIAD_PROBE=$PROBE
 # Confirmation and the drain guard have tests of their own below.
-export STREAM_TRIAD_CONFIRM=0 STREAM_TRIAD_GUARD=off
+export STREAM_TRIAD_CONFIRM=0 STREAM_TRIAD_GUARD=off STREAM_TRIAD_SETTLE=0.2
 # No options file unless a test gives one.
 export ZS_HEALTH_CHECK_CONF=/dev/null
 
 # hc ARGS...: runs the runner; OUT, ERR and RC; CALLS: the Slurm calls it made.
 hc() {
-	rm -f "$T/calls"
+	rm -f "$T/calls" "$T/n1.state"
 	"$ZS_HEALTH_CHECK" "$@" > "$T/out" 2> "$T/err"
 	RC=$?
 	OUT=$(cat "$T/out")
@@ -106,13 +115,13 @@ like "$CALLS" "state=drain reason=NHC: check_hw_stream_triad:  triad 20" "an ear
 # Malformed options drain the node with a reason that names them.
 hc -N n1 -m abc
 is "$RC" 0 "a malformed check option: exit 0 after draining"
-like "$CALLS" "reason=NHC: check_hw_stream_triad:  -m: 'abc' is not a bandwidth" "the reason names the option and value"
+like "$CALLS" "reason=NHC: check_hw_stream_triad:  error: -m: 'abc' is not a bandwidth" "the reason says error and names the option and value"
 hc -N n1 -m 30 -Q
-like "$CALLS" "reason=NHC: zonesort-health-check:  unknown option -Q \(command line\)" "an unknown option drains, naming it"
+like "$CALLS" "reason=NHC: check_hw_stream_triad:  error: zonesort-health-check: unknown option -Q \(command line\)" "an unknown option drains, naming it"
 hc -N n1 -m 30 stray
 like "$CALLS" "unexpected argument 'stray'" "a stray argument drains, naming it"
 hc -N n1
-like "$CALLS" "reason=NHC: check_hw_stream_triad:  no limit given" "no limit at all drains (never a silent pass)"
+like "$CALLS" "reason=NHC: check_hw_stream_triad:  error: no limit given" "no limit at all drains (never a silent pass)"
 hc -N n1 -C "$T/missing.conf"
 like "$CALLS" "options file $T/missing.conf \(from -C\) cannot be read" "a missing -C file drains, naming it"
 
@@ -153,28 +162,33 @@ like "$ERR" "skipped: other jobs run on n1: 78" "another job running: skipped wi
 
 # Confirmation, baseline and guard options pass through to the check.
 hc -N n1 -m 30 -k 11
-like "$CALLS" "reason=NHC: check_hw_stream_triad:  -k: '11' is not a number of confirmations; expected an integer from 0" \
+like "$CALLS" "reason=NHC: check_hw_stream_triad:  error: -k: '11' is not a number of confirmations; expected an integer from 0" \
 	"a bad -k drains, naming the value and what is accepted"
 hc -N n1 -m 30 -G lots
 like "$CALLS" "-G: 'lots' is not a drain limit; expected a node count" "a bad -G too"
 printf '%s\n' 20 35 > "$T/seq"
 ST_BEST_SEQ=$T/seq hc -N n1 -m 30 -k 1 -w 0
 is "$RC/$CALLS" "0/" "-k 1: 20 then 35 GB/s is healthy: no drain, no Slurm call"
-SI_NODES="n1|debug*|idle|none
-n2|debug*|drain|NHC: check_hw_stream_triad:  triad 9 GB/s < 30 GB/s" ST_BEST=20 hc -N n1 -m 30 -G 1 -r yes
+TWO="n1|debug*|idle|Unknown|none
+n2|debug*|drain|2020-01-01T00:00:00|NHC: check_hw_stream_triad:  triad 9 GB/s < 30 GB/s"
+SI_NODES=$TWO ST_BEST=20 hc -N n1 -m 30 -G 1
 is "$RC" 3 "held by the guard: exit 3"
-is "$CALLS" "sinfo -h -N -o %N|%P|%t|%E" "one sinfo call to count, no drain, no reboot"
+is "$(grep -o '^\(sinfo\|scontrol update nodename=n1 state=[a-z]*\)' <<< "$CALLS" | tr '\n' ,)" \
+	"sinfo,scontrol update nodename=n1 state=drain,sinfo,scontrol update nodename=n1 state=resume," \
+	"the guard counted, drained, counted again and released its own drain"
 like "$ERR" "HELD, not drained: n1: triad 20 GB/s < 30 GB/s .*1 of 2 nodes \(cluster\) already drained" "says it held the node and why"
 is "$(tail -1 "$STREAM_TRIAD_HISTORY" | jq -r .verdict)" held "history verdict held"
-SLURM_SCRIPT_CONTEXT=epilog_slurmd SI_NODES="n1|debug*|idle|none
-n2|debug*|drain|NHC: check_hw_stream_triad:  triad 9 GB/s < 30 GB/s" ST_BEST=20 hc -N n1 -m 30 -G 1
+SLURM_SCRIPT_CONTEXT=epilog_slurmd SI_NODES=$TWO ST_BEST=20 hc -N n1 -m 30 -G 1
 is "$RC" 0 "held as Slurm's Epilog: exit 0 (a failing Epilog would drain the node)"
-SI_NODES="n1|debug*|idle|none
-n2|debug*|idle|none" ST_BEST=20 hc -N n1 -m 30 -G 1
-like "$CALLS" "state=drain" "under the limit: drains"
-is "$(grep -c '^sinfo' <<< "$CALLS")" 1 "with the node state the guard read (one sinfo in all)"
-SI_NODES="n1|debug*|drng@|NHC: check_hw_stream_triad: earlier" ST_BEST=20 hc -N n1 -m 30 -G 1
+SI_NODES=$TWO ST_BEST=20 hc -N n1 -m 30 -G 1 -d
+is "$RC/$(grep -c '^scontrol' <<< "$CALLS")" 3/0 "a dry run counts but drains and releases nothing"
+SI_NODES=$TWO ST_BEST=20 hc -N n1 -m 30 -G 2
+is "$(grep -c 'state=drain' <<< "$CALLS")/$RC" 1/0 "under the limit: drained once, by the guard (the runner does not drain again)"
+like "$ERR" "n1 is drained by the check: NHC: check_hw_stream_triad:  triad 20" "and says so"
+SI_NODES="n1|debug*|drng@|2020-01-01T00:00:00|NHC: check_hw_stream_triad: earlier" ST_BEST=20 hc -N n1 -m 30 -G 1
 unlike "$CALLS" "state=drain" "a pending reboot seen by the guard is left alone"
+SI_NODES=$TWO hc -N n1 -m 30 -G 1 -Q
+is "$RC/$(tail -1 "$STREAM_TRIAD_HISTORY" | jq -r .verdict)" 3/held "an unknown option beyond the guard's limit: held, not drained"
 
 hc -N n1 -m 30 -l "$T/runner.log"
 like "$(cat "$T/runner.log")" "zonesort-health-check: healthy" "-l FILE gets the log lines"

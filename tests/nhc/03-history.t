@@ -36,8 +36,9 @@ H=$T/history.jsonl
 echo '{"node":"node-a", "torn' >> "$H"
 is "$(wc -l < "$H")" 11 "history written by the check (10 runs and a torn line)"
 
-out=$("$ZS_BW_HISTORY" -H "$H")
-is "$?" 0 "summary: exit 0"
+out=$("$ZS_BW_HISTORY" -H "$H" 2> "$T/err")
+is "$?" 1 "summary: exit 1, for the torn line"
+is "$(cat "$T/err")" "zonesort-bw-history: $H line 11: not a history record" "which is named with its file and line, and skipped"
 like "$out" "^NODE +RUNS +PASS +FAIL +ERROR +SKIP +LAST +MIN +MEDIAN +MAX" "summary header"
 like "$out" $'\n''node-a +6 +4 +1 +1 +0 +44\.0 +20\.0 +44\.0 +46\.0 ' "node-a: 6 runs, 4 pass, 1 fail, 1 error; last, min, median, max"
 like "$out" $'\n''node-b +4 +3 +0 +0 +1 +51\.0 +50\.0 +51\.0 +52\.0 ' "node-b: 4 runs, 1 skipped"
@@ -60,7 +61,7 @@ is "$?" 2 "-S in the future: nothing to show, exit 2"
 like "$(cat "$T/out")" "^zonesort-bw-history: no runs in " "and says so"
 
 "$ZS_BW_HISTORY" -H "$H" node-a -p "$T/a.png" > "$T/out" 2>&1
-is "$?" 0 "-p FILE.png: exit 0"
+is "$?" 1 "-p FILE.png: exit 1 (the torn line), the plot made all the same"
 like "$(file -b "$T/a.png")" "^PNG image data" "a PNG plot of node-a"
 like "$(cat "$T/out")" "plot written to $T/a.png" "says where"
 "$ZS_BW_HISTORY" -H "$H" -p "$T/all.svg" > /dev/null 2>&1

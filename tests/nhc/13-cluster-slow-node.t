@@ -27,7 +27,7 @@ export ZS_HEALTH_CHECK_CONF=/run/zs-hc.conf
 node_conf() {
 	local node=$1; shift
 	mkdir -p "$ZS_CLUSTER/nodes/$node/run/zs-hc-state"
-	printf '%s\n' "-P $ZS_STREAM_TRIAD -H $HIST -b /run/zs-hc-state/ -l $T/runner.log -s 256MiB -T 30 -k 0" "$*" \
+	printf '%s\n' "-P $ZS_STREAM_TRIAD -H $HIST -b /run/zs-hc-state/ -l $T/runner.log -s 256MiB -T 30 -k 0 -L 60" "$*" \
 		> "$ZS_CLUSTER/nodes/$node/run/zs-hc.conf"
 }
 hist_of_job_node() { [ -f "$HIST" ] && jq -c --arg j "$1" --arg n "$2" 'select(.job == $j and .node == $n)' "$HIST" | tail -1; }

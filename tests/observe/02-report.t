@@ -1,8 +1,9 @@
 #!/bin/bash
 # zonesort report: each user sees what zonesort did for their own job, on
-# the node, without root; another user's job is refused with a clear
-# message; the records hold no frame numbers; old records are removed by
-# the next job's prolog. Real slurmctld + slurmd, jobs of the unprivileged
+# the node, without root; another user's job looks like one that never ran
+# here; the records are root's files their user may only read (an ACL), so
+# the user can neither grow them nor keep them past expiry; the records
+# hold no frame numbers; old records are removed by the next job's prolog. Real slurmctld + slurmd, jobs of the unprivileged
 # users nobody and daemon. The sorts go to the counting stand-in of the
 # kernel interface (tests/lib/sortcount.sh) and cache_size= assumes a
 # cache: this machine has neither a module nor a memory-side cache.
@@ -25,13 +26,15 @@ reports=$(_sortcount_path "$ZS_NODE" "$SC_STATE")/reports
 as() { local u=$1; shift; (cd / && cluster_on_node "$ZS_NODE" runuser -u "$u" -- "$@"); }
 report() { local u=$1; shift; as "$u" "$ZS_ZONESORT" report "$@" statedir="$SC_STATE"; }
 
-# Records left from earlier jobs: one past the 7 days kept, one within.
-mkdir -p "$reports"
-printf 'time=1\tjob=900001\twhere=step 0\n' > "$reports/900001"
-printf 'time=1\tjob=900002\twhere=step 0\n' > "$reports/900002"
-chown nobody "$reports/900001" "$reports/900002"
-touch -d '8 days ago' "$reports/900001"
-touch -d '6 days ago' "$reports/900002"
+nobody_uid=$(id -u nobody)
+daemon_uid=$(id -u daemon)
+# Records left from earlier jobs of nobody: one past the 7 days kept, one
+# within, one stamped a year ahead.
+mkdir -p "$reports/$nobody_uid"
+for j in 900001 900002 900003; do printf 'time=1\tjob=%s\twhere=step 0\n' "$j" > "$reports/$nobody_uid/$j"; done
+touch -d '8 days ago' "$reports/$nobody_uid/900001"
+touch -d '6 days ago' "$reports/$nobody_uid/900002"
+touch -d '1 year' "$reports/$nobody_uid/900003"
 
 # nobody's job: a periodic step that holds 32 MiB, sampled after each sort.
 sortcount_reset
@@ -41,10 +44,19 @@ like "$JOB" '^[0-9]+$' "nobody's job ran ($JOB)"
 cluster_wait_job_gone "$JOB" 30
 sorts=$(sortcount)
 
-ok "the prolog removed the record older than report_days (7)" test ! -e "$reports/900001"
-ok "and kept the one within" test -e "$reports/900002"
-is "$(stat -c '%U %a' "$reports/$JOB")" "nobody 400" "the job's record belongs to nobody, mode 400"
-is "$(stat -c '%U %a' "$reports")" "root 755" "in a directory only root writes"
+ok "the prolog removed the record older than report_days (7)" test ! -e "$reports/$nobody_uid/900001"
+ok "and kept the one within" test -e "$reports/$nobody_uid/900002"
+ok "and removed the one stamped a year ahead (root's clock)" test ! -e "$reports/$nobody_uid/900003"
+rec=$reports/$nobody_uid/$JOB
+is "$(stat -c '%U %a' "$rec")" "root 440" "the job's record is root's (mode 440: the ACL's mask)"
+is "$(stat -c '%U %a' "$reports")" "root 711" "under a directory only root writes and nobody lists"
+is "$(stat -c '%U %a' "$reports/$nobody_uid")" "root 750" "in nobody's own directory, root's"
+ok "nobody reads the record itself" as nobody sh -c "cat '$rec' > /dev/null"
+fails "nobody cannot list who has reports" as nobody ls "$reports"
+fails "nobody cannot make the record writable" as nobody chmod 600 "$rec"
+fails "nobody cannot grow it" as nobody sh -c "fallocate -l 1G '$rec' 2>/dev/null || echo x >> '$rec'"
+fails "nobody cannot set its time ahead" as nobody touch -d 2099-01-01 "$rec"
+fails "nobody cannot add a file to the directory" as nobody sh -c "echo x > '$reports/$nobody_uid/999'"
 
 text=$(report nobody --job "$JOB"); rc=$?
 is "$rc" 0 "nobody reads the report of their job without root"
@@ -57,7 +69,7 @@ like "$text" "cache-slot conflicts: [0-9.]+% of the step's [0-9]+ pages shared a
 	"the sampled conflicts next to random placement"
 
 json=$(report nobody --job "$JOB" --json)
-ok "--json is one JSON object" jq -e 'type == "object"' <<< "$json" > "$work/jq.out"
+is "$(jq -r type <<< "$json")" object "--json is one JSON object"
 total=$(jq '[.records[].sorts.sorted] | add' <<< "$json")
 is "$total" "$sorts" "its sorts add up to the writes the kernel interface saw ($sorts)"
 is "$(jq -r '[.records[].where] | join(",")' <<< "$json")" "prolog,step 0" "one record for the prolog, one for the step"
@@ -70,7 +82,7 @@ num_ok "random placement of 32 MiB over 64 MiB direct-mapped: 39-64% ($(jq .reco
 is "$(jq -c '[.records[] | keys] | add | unique' <<< "$json")" \
 	'["backend","conflicts","mode","node","sampling","sorts","time","unavailable","where"]' \
 	"the records hold only these fields"
-unlike "$(cat "$reports/$JOB")" "pfn|frame|0x[0-9a-f]{6}" "no frame numbers in the stored record"
+unlike "$(cat "$rec")" "pfn|frame|0x[0-9a-f]{6}" "no frame numbers in the stored record"
 
 # Other users' jobs: root's and daemon's.
 rjob=$(srun --zonesort=on sh -c 'echo $SLURM_JOB_ID')
@@ -79,15 +91,16 @@ cluster_wait_job_gone "$rjob" 30
 cluster_wait_job_gone "$djob" 30
 out=$(report nobody --job "$djob" 2>&1); rc=$?
 is "$rc" 1 "nobody asking for daemon's job fails"
-is "$out" "zonesort report: job $djob belongs to daemon (uid 1); you may see only your own jobs" "with a clear message"
+like "$out" "^zonesort report: no record of job $djob of yours on " "with the words for a job that never ran here"
+unlike "$out" "daemon|uid" "naming no user"
 out=$(report nobody --job "$rjob" 2>&1)
-like "$out" "job $rjob belongs to root \(uid 0\); you may see only your own jobs" "root's job is refused too"
-fails "and the file itself is closed to nobody" as nobody sh -c "cat '$reports/$djob' 2>/dev/null"
+like "$out" "no record of job $rjob of yours on " "root's job is not shown either"
+fails "and the file itself is closed to nobody" as nobody sh -c "cat '$reports/$daemon_uid/$djob' 2>/dev/null"
 like "$(report daemon --job "$djob")" "step 0 +on $ZS_NODE: zonesort=off, no sort" "daemon sees their own job, sorting off"
 like "$(cluster_on_node "$ZS_NODE" "$ZS_ZONESORT" report --job "$djob" statedir="$SC_STATE")" "zonesort=off" "root sees any job"
 out=$(report nobody --job 4000000 2>&1); rc=$?
 is "$rc" 1 "a job without a record fails"
-like "$out" "no record of job 4000000 on " "saying there is no record of it here"
+like "$out" "no record of job 4000000 of yours on " "saying there is no record of it here"
 listing=$(report nobody)
 like "$listing" "^job $JOB:" "without --job: nobody's jobs on this node, newest first"
 unlike "$listing" "job ($djob|$rjob):" "and none of the others'"

@@ -67,6 +67,48 @@ unlike "$svg" ">n1[03]<" "the nodes beyond the 12 slowest are left out"
 "$BWH" -D "$T/shared" -w 3 -p "$T/three.svg" > /dev/null 2>&1
 is "$(nodes_drawn "$T/three.svg")" 3 "-w 3: three lines"
 
+# Hostile history lines (the files may be written by many nodes): a limit
+# that tries gnuplot's system, a node name with backquotes, quotes and a
+# macro; neither may run anything, and only numbers and escaped names
+# reach gnuplot. A line that is no record is named with its file and line.
+mkdir -p "$T/hostile"
+cd "$T/hostile" || exit 1
+{
+	printf '{"epoch":%d,"node":"evil","triad_best_gbs":300,"min_gbs":"1 title \\"x\\"; system \\"touch owned\\"; #","verdict":"pass"}\n' "$t0"
+	printf '{"epoch":%d,"node":"evil","triad_best_gbs":301,"min_gbs":"`touch owned2`","verdict":"pass"}\n' $((t0 + 60))
+	printf '{"epoch":%d,"node":"x`touch owned3`\x27y\\"@z","triad_best_gbs":250,"min_gbs":200,"verdict":"pass"}\n' "$t0"
+	printf '{"epoch":%d,"node":"good","triad_best_gbs":310,"min_gbs":300,"verdict":"pass"}\n' "$t0"
+	printf 'not json at all\n'
+	printf '{"epoch":%d,"node":"good","triad_best_gbs":"311; system \\"touch owned4\\"","verdict":"pass"}\n' $((t0 + 60))
+} > "$T/hostile.jsonl"
+out=$("$BWH" -H "$T/hostile.jsonl" -p "$T/hostile.svg" 2> "$T/hostile.err"); rc=$?
+is "$rc" 1 "hostile lines: the plot is made, exit 1 for the line that is no record"
+is "$(cat "$T/hostile.err")" "zonesort-bw-history: $T/hostile.jsonl line 5: not a history record" \
+	"the bad line is named with its file and line number"
+is "$(ls "$T/hostile")" "" "nothing ran: no file touched by system or backquotes"
+ok "the plot exists" test -s "$T/hostile.svg"
+like "$(grep -o '<title>x[^<]*</title>' "$T/hostile.svg" | head -1)" "^<title>x\`touch owned3\`'y\"@z</title>$" "the hostile node name is drawn as text"
+unlike "$(cat "$T/hostile.svg")" "system" "the hostile limit is not in the plot"
+"$BWH" -H "$T/hostile.jsonl" evil -p "$T/evil.png" > /dev/null 2>&1
+is "$(ls "$T/hostile")" "" "one node's plot runs nothing either"
+cd "$T" || exit 1
+
+# TREND/d: only over at least 3 runs spanning at least 6 hours, per probe
+# shape (threads, size).
+trend_of() { "$BWH" -H "$1" | awk -v n="$2" '$1 == n { print $12 }'; }
+printf '{"epoch":%d,"node":"fast","triad_best_gbs":%s,"threads":2,"size_bytes":100,"verdict":"pass"}\n' \
+	"$t0" 40 $((t0 + 5)) 45 > "$T/two.jsonl"
+is "$(trend_of "$T/two.jsonl" fast)" "-" "two runs 5 s apart: no trend (was +77760 GB/s a day)"
+printf '{"epoch":%d,"node":"fast","triad_best_gbs":%s,"threads":2,"size_bytes":100,"verdict":"pass"}\n' \
+	"$t0" 40 $((t0 + 3600)) 41 $((t0 + 7200)) 42 > "$T/short.jsonl"
+is "$(trend_of "$T/short.jsonl" fast)" "-" "three runs over 2 hours: no trend"
+printf '{"epoch":%d,"node":"fast","triad_best_gbs":%s,"threads":2,"size_bytes":100,"verdict":"pass"}\n' \
+	"$t0" 40 $((t0 + 10800)) 39 $((t0 + 21600)) 38 > "$T/six.jsonl"
+is "$(trend_of "$T/six.jsonl" fast)" "-8.00" "three runs over 6 hours losing 1 GB/s each 3 hours: -8 GB/s a day"
+printf '{"epoch":%d,"node":"fast","triad_best_gbs":%s,"threads":%d,"size_bytes":100,"verdict":"pass"}\n' \
+	"$t0" 40 2 $((t0 + 10800)) 20 1 $((t0 + 21600)) 38 2 $((t0 + 32400)) 21 1 $((t0 + 43200)) 36 2 > "$T/mixed.jsonl"
+is "$(trend_of "$T/mixed.jsonl" fast)" "-8.00" "1- and 2-thread runs mixed: the slope of the last run's shape (2 threads) only"
+
 bad() {	# description pattern args...
 	local desc=$1 pat=$2; shift 2
 	"$BWH" "$@" > "$T/out" 2>&1

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -176,6 +177,23 @@ static void unsafe_dirs(void)
 	ok(fd < 0, "a symbolic link is refused: %s", err);
 	fd = zs_textfile_dir("relative/dir", false, 0755, err);
 	ok(fd < 0, "a relative path is refused");
+
+	/* prometheus_dir: every component is checked, as for the state
+	 * directory, not only the last one. */
+	char parent[PATH_MAX], prom[PATH_MAX + 8];
+
+	snprintf(parent, sizeof(parent), "%s/open", top);
+	snprintf(prom, sizeof(prom), "%s/prom", parent);
+	mkdir(prom, 0755);
+	ok(zs_prom_publish(prom, "x.prom", "x 1\n", 4, err) == -1,
+	   "prometheus_dir under a directory others may write is refused");
+	err_has(err, "prometheus_dir: refusing a directory on the way to", "saying it is a directory on the way");
+	err_has(err, "/open: owner uid", "naming that directory");
+	ok(access(prom, F_OK) == 0 && access(strcat(prom, "/x.prom"), F_OK) == -1, "and nothing is written there");
+	chmod(parent, 01777);
+	snprintf(prom, sizeof(prom), "%s/prom", parent);
+	ok(zs_prom_publish(prom, "x.prom", "x 1\n", 4, err) == 0, "a sticky directory on the way (like /tmp) is accepted: %s", err);
+	chmod(parent, 0777);
 }
 
 static void records(void)
@@ -210,10 +228,40 @@ static void records(void)
 	   "both are read back (%u)", n);
 	free(steps);
 	ok(zs_report_load(&p, 43, &steps, &n, &owner, err) == ZS_REPORT_MISSING, "another job has none");
-	snprintf(path, sizeof(path), "%s/reports/42", p.statedir);
+	snprintf(path, sizeof(path), "%s/reports/%u/42", p.statedir, (unsigned)getuid());
 	struct stat st;
 
 	ok(!stat(path, &st) && (st.st_mode & 07777) == 0400, "the record has mode 0400");
+
+	/* Another user's record: root's file, readable by that user through
+	 * an ACL entry; statedir/reports lists nobody's reports. */
+	char upath[PATH_MAX + 64], acl[64];
+	struct zs_report_step u = r;
+
+	u.job = 77;
+	ok(!zs_report_add(&p, 65534, &u, err), "a record of uid 65534's job: %s", err);
+	snprintf(upath, sizeof(upath), "%s/reports/65534/77", p.statedir);
+	ok(!stat(upath, &st) && st.st_uid == 0 && (st.st_mode & 0777) == 0440,
+	   "it is root's, mode 0440 (the ACL mask: read) (uid %u mode %o)", (unsigned)st.st_uid,
+	   (unsigned)(st.st_mode & 07777));
+	ssize_t alen = getxattr(upath, "system.posix_acl_access", acl, sizeof(acl));
+
+	ok(alen == 44 && acl[0] == 2 && !memcmp(acl + 12, "\x02\x00\x04\x00\xfe\xff\x00\x00", 8),
+	   "with an ACL entry: user 65534 may read (%zd bytes)", alen);
+	snprintf(upath, sizeof(upath), "%s/reports", p.statedir);
+	ok(!stat(upath, &st) && (st.st_mode & 0777) == 0711, "statedir/reports is mode 0711: nobody lists it");
+	snprintf(upath, sizeof(upath), "%s/reports/65534", p.statedir);
+	ok(!stat(upath, &st) && st.st_uid == 0 && (st.st_mode & 0777) == 0750, "the user's directory is root's, 0750 with the ACL (mask r-x), others nothing (%o)", (unsigned)(st.st_mode & 07777));
+	ok(zs_report_load(&p, 77, &steps, &n, &owner, err) == ZS_REPORT_FOUND && owner == 65534,
+	   "root finds it, and whose it is");
+	free(steps);
+	/* Root's clock: a report stamped far ahead does not stay for ever. */
+	snprintf(upath, sizeof(upath), "%s/reports/65534/77", p.statedir);
+	struct timespec ahead[2] = { { time(NULL) + 3 * 86400, 0 }, { time(NULL) + 3 * 86400, 0 } };
+
+	utimensat(AT_FDCWD, upath, ahead, 0);
+	ok(!zs_report_expire(&p, time(NULL), &removed, err) && removed == 1 && access(upath, F_OK),
+	   "a report stamped days ahead is removed");
 	ok(!zs_report_expire(&p, time(NULL), &removed, err) && removed == 0, "a fresh record is kept");
 	/* Counted from the record's own time: a file's mtime can be a second
 	 * ahead of time(), whose clock is coarser (multigrain timestamps). */
