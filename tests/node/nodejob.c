@@ -4,12 +4,13 @@
  * the guest. Written apart from the project's code on purpose: it is the
  * independent measurement the project's figures are checked against.
  *
- *   nodejob hold DIR BYTES CACHE_BYTES WAYS ROUNDS [MAX_WAIT_S]
+ *   nodejob hold DIR BYTES CACHE_BYTES WAYS ROUNDS [MAX_WAIT_S [PAGES]]
  *       For K = 1..ROUNDS: waits for the file DIR/go.K, maps BYTES of fresh
- *       anonymous memory (no huge pages), touches it, reads its own
- *       /proc/self/pagemap (root only) and prints one line
+ *       anonymous memory, touches it, reads its own /proc/self/pagemap
+ *       (root only) and prints one line
  *         NODEJOB round=K buffer_pages=.. buffer_conflicting=.. buffer_fraction=..
  *                 all_pages=.. all_conflicting=.. all_fraction=.. random=..
+ *                 buffer_huge_pages=..
  *       also written to DIR/res.K; then keeps the memory until DIR/release.K
  *       exists and unmaps it. "buffer" counts the fresh memory alone, "all"
  *       every present page the process maps (what a tool reading the
@@ -22,6 +23,12 @@
  *       address (touch) order also go to DIR/pfns.K (raw 64-bit words), for
  *       a diagnosis against the free lists dumped before. Each wait gives
  *       up after MAX_WAIT_S (default 1800) with exit status 2; the file DIR/stop ends the job at once (status 0).
+ *       PAGES: "base" (the default) asks for no huge pages in the buffer;
+ *       "system" leaves that to the system's transparent huge page setting.
+ *       Pages are counted in base pages whatever backs them (pagemap gives
+ *       the frame of every base page of a huge page), so a huge page counts
+ *       once per cache slot it covers; buffer_huge_pages is how many of the
+ *       buffer's base pages a huge page backs (/proc/self/smaps).
  *   nodejob age MIB KEEP_PERMILLE FILE SEED
  *       Ages the free lists as a job that comes and goes does: faults in
  *       MIB of anonymous memory page by page, and after each page, with
@@ -29,6 +36,11 @@
  *       file, so page cache that outlives the job, scattered among the
  *       job's pages); then frees the anonymous pages one at a time in
  *       random order.
+ *   nodejob alloc BYTES
+ *       A job that needs memory: maps BYTES of anonymous memory in base
+ *       pages, touches every page and prints
+ *         NODEJOB alloc bytes=.. ms=..
+ *       (the time from the mapping to the last page touched), then exits.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -224,10 +236,34 @@ static void keep_pfns(const char *dir, unsigned long long round)
 		die(path);
 }
 
+/* Base pages of [buf, buf + bytes) that huge pages back: the
+ * AnonHugePages of the mapping that starts at buf, from /proc/self/smaps. */
+static size_t huge_pages(const char *buf)
+{
+	FILE *smaps = fopen("/proc/self/smaps", "r");
+	char line[4096];
+	int inside = 0;
+	size_t kib = 0;
+
+	if (!smaps)
+		die("/proc/self/smaps");
+	while (fgets(line, sizeof(line), smaps)) {
+		unsigned long lo, hi;
+		char c;
+
+		if (sscanf(line, "%lx-%lx %c", &lo, &hi, &c) == 3)
+			inside = lo == (uintptr_t)buf;
+		else if (inside)
+			sscanf(line, "AnonHugePages: %zu kB", &kib);
+	}
+	fclose(smaps);
+	return kib * 1024 / page_size;
+}
+
 static void measure(const char *dir, unsigned long long round, char *buf, size_t bytes,
 		    uint64_t slots, unsigned ways, int cpu0, int cpu1)
 {
-	size_t bpages, bconf, apages, aconf;
+	size_t bpages, bconf, apages, aconf, huge = huge_pages(buf);
 	int pagemap = open("/proc/self/pagemap", O_RDONLY);
 	FILE *maps = fopen("/proc/self/maps", "r");
 	char line[4096], path[4096], tmp[4096], out[512];
@@ -254,9 +290,11 @@ static void measure(const char *dir, unsigned long long round, char *buf, size_t
 	count_conflicts(&all, slots, ways, &apages, &aconf);
 	snprintf(out, sizeof(out),
 		 "NODEJOB round=%llu buffer_pages=%zu buffer_conflicting=%zu buffer_fraction=%.6f "
-		 "all_pages=%zu all_conflicting=%zu all_fraction=%.6f random=%.6f cpu0=%d cpu1=%d\n",
+		 "all_pages=%zu all_conflicting=%zu all_fraction=%.6f random=%.6f cpu0=%d cpu1=%d "
+		 "buffer_huge_pages=%zu\n",
 		 round, bpages, bconf, (double)bconf / (double)bpages, apages, aconf,
-		 (double)aconf / (double)apages, random_fraction(bpages, slots, ways), cpu0, cpu1);
+		 (double)aconf / (double)apages, random_fraction(bpages, slots, ways), cpu0, cpu1,
+		 huge);
 	fputs(out, stdout);
 	fflush(stdout);
 	snprintf(tmp, sizeof(tmp), "%s/.res.%llu", dir, round);
@@ -268,7 +306,7 @@ static void measure(const char *dir, unsigned long long round, char *buf, size_t
 }
 
 static int cmd_hold(const char *dir, size_t bytes, uint64_t cache, unsigned ways,
-		    unsigned long long rounds, double max_wait)
+		    unsigned long long rounds, double max_wait, int base_pages)
 {
 	uint64_t slots;
 
@@ -288,7 +326,8 @@ static int cmd_hold(const char *dir, size_t bytes, uint64_t cache, unsigned ways
 
 		if (buf == MAP_FAILED)
 			die("mmap");
-		madvise(buf, bytes, MADV_NOHUGEPAGE);
+		if (base_pages)
+			madvise(buf, bytes, MADV_NOHUGEPAGE);
 		int cpu0 = sched_getcpu();
 
 		for (size_t off = 0; off < bytes; off += page_size)
@@ -350,17 +389,46 @@ static int cmd_age(size_t mib, unsigned keep_permille, const char *file, uint64_
 	return 0;
 }
 
+/* --- alloc ------------------------------------------------------------ */
+
+static int cmd_alloc(size_t bytes)
+{
+	double t0 = now();
+	char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		die("mmap");
+	madvise(p, bytes, MADV_NOHUGEPAGE);
+	for (size_t off = 0; off < bytes; off += page_size)
+		p[off] = 1;
+	printf("NODEJOB alloc bytes=%zu ms=%.1f\n", bytes, (now() - t0) * 1e3);
+	return 0;
+}
+
+/* PAGES of hold: 1 for "base", 0 for "system". */
+static int page_choice(const char *s)
+{
+	if (!strcmp(s, "base") || !strcmp(s, "system"))
+		return !strcmp(s, "base");
+	fprintf(stderr, "nodejob: PAGES '%s': want base or system\n", s);
+	exit(2);
+}
+
 int main(int argc, char **argv)
 {
 	page_size = (size_t)sysconf(_SC_PAGESIZE);
-	if (argc >= 7 && argc <= 8 && !strcmp(argv[1], "hold"))
+	if (argc >= 7 && argc <= 9 && !strcmp(argv[1], "hold"))
 		return cmd_hold(argv[2], number("BYTES", argv[3]), number("CACHE_BYTES", argv[4]),
 				(unsigned)number("WAYS", argv[5]), number("ROUNDS", argv[6]),
-				argc == 8 ? (double)number("MAX_WAIT_S", argv[7]) : 1800);
+				argc >= 8 ? (double)number("MAX_WAIT_S", argv[7]) : 1800,
+				argc == 9 ? page_choice(argv[8]) : 1);
+	if (argc == 3 && !strcmp(argv[1], "alloc"))
+		return cmd_alloc(number("BYTES", argv[2]));
 	if (argc == 6 && !strcmp(argv[1], "age"))
 		return cmd_age(number("MIB", argv[2]), (unsigned)number("KEEP_PERMILLE", argv[3]),
 			       argv[4], number("SEED", argv[5]));
-	fprintf(stderr, "usage: nodejob hold DIR BYTES CACHE_BYTES WAYS ROUNDS [MAX_WAIT_S]\n"
-			"       nodejob age MIB KEEP_PERMILLE FILE SEED\n");
+	fprintf(stderr, "usage: nodejob hold DIR BYTES CACHE_BYTES WAYS ROUNDS [MAX_WAIT_S [base|system]]\n"
+			"       nodejob age MIB KEEP_PERMILLE FILE SEED\n"
+			"       nodejob alloc BYTES\n");
 	return 2;
 }
