@@ -11,10 +11,25 @@
 # an "off" job beside it would not be unsorted. One line per cycle:
 #   ZSDECAY {"mode":M,"cycle":N,"t":S,"fraction":F,"tool":F,"random":F,...}
 # (fraction: the job's own reading of its fresh memory, fraction_all of
-# every page it maps; tool: zonesort conflicts --job). Stops
-# after ZS_CYCLES cycles or when ZS_WALL_S seconds of guest time have
-# passed at the end of a cycle, whichever comes first.
+# every page it maps; tool: zonesort conflicts --job; held_pages,
+# peak_pages, limit_pages, max_pages: the module's quarantine for node 0
+# right after the measurement). Stops after ZS_CYCLES cycles or when
+# ZS_WALL_S seconds of guest time have passed at the end of a cycle,
+# whichever comes first. Then, for the periodic curve with
+# ZS_RECLAIM_PAIRS > 0, what holding costs an allocation that needs the
+# memory (gn_reclaim_cost: ZSRECLAIM lines).
+# ZS_THP: the transparent huge page setting (always, madvise, never) for
+# the whole run; ZS_JOB_PAGES=system lets the measured job's buffer take
+# huge pages by that setting.
 . "$ZS_SRCDIR/tests/node/guest-lib.sh"
+
+if [ -n "${ZS_THP:-}" ]; then
+	echo "$ZS_THP" > /sys/kernel/mm/transparent_hugepage/enabled || { M "thp=refused:$ZS_THP"; exit 2; }
+fi
+GD_THP=$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/enabled)
+# What this guest runs, for the run's JSON lines.
+printf 'ZSDECAY {"guest":{"curve":"%s","kernel":"%s","slurm":"%s","thp":"%s"}}\n' "$ZS_MODE" "$(uname -r)" \
+	"$(slurmd -V 2> /dev/null | awk '{ print $2 }')" "$GD_THP"
 
 gn_step cluster 120 gn_cluster_start || exit 1
 case $ZS_MODE in
@@ -35,12 +50,14 @@ for c in $(seq 0 "$ZS_CYCLES"); do
 	if [ "$c" -gt 0 ]; then
 		gn_step "age_$c" 600 gn_age "$c" || { failed=1; break; }
 	fi
-	# The quarantine's limit, when the run sets one (the module is loaded
-	# by the first job that sorts).
-	if [ -n "${ZS_QUARANTINE_PERMILLE:-}" ] && [ -e /sys/module/zonesort/parameters/quarantine_permille ]; then
-		echo "$ZS_QUARANTINE_PERMILLE" > /sys/module/zonesort/parameters/quarantine_permille ||
-			M "quarantine_permille_$c=refused"
-	fi
+	# The quarantine's parameters, when the run sets them (the module is
+	# loaded by the first job that sorts): the bound first, so the limit
+	# where a node starts never sits above it.
+	for p in max_permille:"${ZS_QUARANTINE_MAX_PERMILLE:-}" permille:"${ZS_QUARANTINE_PERMILLE:-}"; do
+		f=/sys/module/zonesort/parameters/quarantine_${p%%:*}
+		[ -n "${p#*:}" ] && [ -e "$f" ] || continue
+		echo "${p#*:}" > "$f" || M "quarantine_${p%%:*}_$c=refused"
+	done
 	if [ "$ZS_MODE" = periodic ]; then
 		m=$(gn_long_round $((c + 1)))
 	else
@@ -50,7 +67,7 @@ for c in $(seq 0 "$ZS_CYCLES"); do
 	echo "$m"
 	[ $rc -eq 0 ] || { M "step_measure_$c=$rc"; failed=1; break; }
 	line=$(grep '^ZSTEST \(job\|long\)_[^ ]*=ok ' <<< "$m" | head -1)
-	printf 'ZSDECAY {"mode":"%s","cycle":%d,"t":%d,"fraction":%s,"fraction_all":%s,"pages_all":%s,"tool":%s,"tool_pages":%s,"random":%s,"module_estimate":%s,"module_floor":%s,"sorts_during":%s,"free_at_go":%s,"freed_during":%s,"reclaimed_during":%s,"compacted_during":%s,"released_during":%s,"sort_ms":%s,"compact_scanned":%s}\n' \
+	printf 'ZSDECAY {"mode":"%s","cycle":%d,"t":%d,"fraction":%s,"fraction_all":%s,"pages_all":%s,"tool":%s,"tool_pages":%s,"random":%s,"module_estimate":%s,"module_floor":%s,"sorts_during":%s,"free_at_go":%s,"freed_during":%s,"reclaimed_during":%s,"compacted_during":%s,"released_during":%s,"sort_ms":%s,"compact_scanned":%s,"held_pages":%s,"peak_pages":%s,"limit_pages":%s,"max_pages":%s,"short_pages":%s,"huge_pages":%s}\n' \
 		"$ZS_MODE" "$c" $((SECONDS - start)) "$(_num "$(_field "$line" reader)")" \
 		"$(_num "$(_field "$line" reader_all)")" "$(_num "$(_field "$line" reader_all_pages)")" \
 		"$(_num "$(_field "$line" tool)")" "$(_num "$(_field "$line" tool_pages)")" \
@@ -59,11 +76,17 @@ for c in $(seq 0 "$ZS_CYCLES"); do
 		"$(_num "$(_field "$line" sorts_during)")" "$(_num "$(_field "$line" free_at_go)")" \
 		"$(_num "$(_field "$line" freed_during)")" "$(_num "$(_field "$line" reclaimed_during)")" \
 		"$(_num "$(_field "$line" compacted_during)")" "$(_num "$(_field "$line" released_during)")" \
-		"$(_num "$(_field "$line" module_sort_ms)")" "$(_num "$(_field "$line" compact_scanned)")"
+		"$(_num "$(_field "$line" module_sort_ms)")" "$(_num "$(_field "$line" compact_scanned)")" \
+		"$(_num "$(_field "$line" quar_held)")" "$(_num "$(_field "$line" quar_peak)")" \
+		"$(_num "$(_field "$line" quar_limit)")" "$(_num "$(_field "$line" quar_max)")" \
+		"$(_num "$(_field "$line" quar_short)")" "$(_num "$(_field "$line" huge_pages)")"
 	[ $((SECONDS - start)) -ge "$ZS_WALL_S" ] && break
 done
 M cycles_done=$c wall_s=$((SECONDS - start))
 [ "$ZS_MODE" = periodic ] && gn_long_stop
+if [ "$ZS_MODE" = periodic ] && [ "${ZS_RECLAIM_PAIRS:-0}" -gt 0 ] && [ "$failed" = 0 ]; then
+	gn_step reclaim 1800 gn_reclaim_cost "$ZS_RECLAIM_PAIRS" || failed=1
+fi
 gn_cap status_after zonesort status
 gn_step cluster_stop 120 cluster_stop
 M uptime=$(cut -d' ' -f1 /proc/uptime)

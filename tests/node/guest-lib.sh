@@ -114,7 +114,7 @@ gn_job() {
 	chmod 755 "$d"
 	touch "$d/go.1"
 	timeout --kill-after=5 900 srun -J "nj-$tag" -o "$d/out" -e "$d/err" --zonesort="$mode" \
-		"$ZS_NODEJOB" hold "$d" "$ZS_HALF" "$ZS_CACHE_BYTES" 1 1 600 &
+		"$ZS_NODEJOB" hold "$d" "$ZS_HALF" "$ZS_CACHE_BYTES" 1 1 600 "${ZS_JOB_PAGES:-base}" &
 	pid=$!
 	wait_for 600 _gn_result_or_gone "$d/res.1" $pid
 	if [ ! -e "$d/res.1" ]; then
@@ -143,7 +143,7 @@ gn_job() {
 	M "job_$tag=ok mode=$mode job=$job srun_rc=$src conflicts_rc=$rc" \
 		"reader=$(_gn_field "$line" buffer_fraction) reader_pages=$(_gn_field "$line" buffer_pages)" \
 		"reader_all=$(_gn_field "$line" all_fraction) reader_all_pages=$(_gn_field "$line" all_pages)" \
-		"random=$(_gn_field "$line" random)" \
+		"random=$(_gn_field "$line" random) huge_pages=$(_gn_field "$line" buffer_huge_pages)" \
 		"tool=$(jq -r .conflict_fraction <<< "$z" 2>/dev/null) tool_pages=$(jq -r .pages <<< "$z" 2>/dev/null)" \
 		"tool_random=$(jq -r .random_fraction <<< "$z" 2>/dev/null)" \
 		"plugin=$plugin plugin_random=$prand" "$(_gn_module_estimate)"
@@ -165,7 +165,8 @@ gn_long_start() {
 	chmod 755 "$GN_LONG"
 	GN_LONG_PERIOD=$1
 	timeout --kill-after=5 "$ZS_LONG_LIMIT_S" srun -J nj-long -o "$GN_LONG/out" -e "$GN_LONG/err" \
-		--zonesort="$1" "$ZS_NODEJOB" hold "$GN_LONG" "$ZS_HALF" "$ZS_CACHE_BYTES" 1 "$2" 1800 &
+		--zonesort="$1" "$ZS_NODEJOB" hold "$GN_LONG" "$ZS_HALF" "$ZS_CACHE_BYTES" 1 "$2" 1800 \
+		"${ZS_JOB_PAGES:-base}" &
 	GN_LONG_PID=$!
 	wait_for 300 _gn_long_running
 }
@@ -183,19 +184,22 @@ _gn_module_estimate() {
 		"$(_gn_quarantine)"
 }
 
-# _gn_quarantine: what the module's quarantine holds and took at its last
-# sort, and why blocks were not taken (figures, never an oracle).
+# _gn_quarantine: what the module's quarantine holds for node 0 (held,
+# the node's limit now, its hard bound, the most held at any instant since
+# load or the last release) and what its last sort took, gave back and
+# could not take (figures, never an oracle).
 _gn_quarantine() {
 	local q=/sys/kernel/zone_sort_free_pages/quarantine
 	[ -r $q ] || { echo "quar=none"; return; }
 	awk -F= '
-		/^node=0 / { split($0, w, " ");
-			for (i in w) { split(w[i], kv, "="); if (kv[1] == "held_pages") h = kv[2]; if (kv[1] == "limit_pages") l = kv[2] } }
-		$1 == "enabled" { e = $2 } $1 == "last_taken_pages" { t = $2 } $1 == "last_take_failed" { f = $2 }
-		$1 == "not_taken_pageblock" { pb = $2 } $1 == "not_taken_refused" { r = $2 }
-		$1 == "refused_taken_at_head" { a = $2 } $1 == "last_short_pages" { sh = $2 }
-		$1 == "last_given_back_pages" { g = $2 } $1 == "last_settle_taken_pages" { st = $2 }
-		END { printf "quar_enabled=%s quar_held=%s quar_limit=%s quar_last_taken=%s quar_last_failed=%s quar_not_taken_pageblock=%s quar_refused=%s quar_refused_taken_at_head=%s quar_short=%s quar_given_back=%s quar_settle_taken=%s", e, h, l, t, f, pb, r, a, sh, g, st }' $q
+		/^node=0 / { n = split($0, w, " ");
+			for (i = 1; i <= n; i++) { split(w[i], kv, "="); v[kv[1]] = kv[2] } next }
+		{ v[$1] = $2 }
+		END { printf "quar_enabled=%s quar_held=%s quar_limit=%s quar_max=%s quar_peak=%s quar_last_taken=%s quar_last_failed=%s quar_not_taken_gone=%s quar_not_taken_no_room=%s quar_short=%s quar_given_back=%s quar_settle_taken=%s quar_by_pressure=%s",
+			v["enabled"], v["held_pages"], v["limit_pages"], v["max_pages"], v["peak_pages"],
+			v["last_taken_pages"], v["last_take_failed"], v["not_taken_gone"], v["not_taken_no_room"],
+			v["last_short_pages"], v["last_given_back_pages"], v["last_settle_taken_pages"],
+			v["released_by_pressure_pages"] }' $q
 }
 
 # _gn_vm: the node's page frees, reclaimed pages, pages isolated for
@@ -241,7 +245,7 @@ _gn_wait() {
 # Slurm node's root, where the sorter keeps them (no process started).
 _gn_stamp() {
 	local pid line
-	pid=$(_cluster_slurmd_pid "$ZS_NODE") && read -r line < "/proc/$pid/root$GN_STATEDIR/node0.$1" 2> /dev/null &&
+	pid=$(_cluster_slurmd_pid "$ZS_NODE") && { read -r line < "/proc/$pid/root$GN_STATEDIR/node0.$1"; } 2> /dev/null &&
 		set -- $line
 	echo "${3:-0}"
 }
@@ -286,7 +290,8 @@ gn_long_round() {
 	touch "$GN_LONG/release.$k"
 	M "long_$k=ok job=$job reader=$(_gn_field "$line" buffer_fraction)" \
 		"reader_all=$(_gn_field "$line" all_fraction) reader_all_pages=$(_gn_field "$line" all_pages)" \
-		"random=$(_gn_field "$line" random) tool=$(jq -r .conflict_fraction <<< "$z" 2>/dev/null)" \
+		"random=$(_gn_field "$line" random) huge_pages=$(_gn_field "$line" buffer_huge_pages)" \
+		"tool=$(jq -r .conflict_fraction <<< "$z" 2>/dev/null)" \
 		"tool_pages=$(jq -r .pages <<< "$z" 2>/dev/null)" "sorts_during=$(( $(_gn_sorts) - at_go ))" \
 		"free_at_go=${vm0[4]} freed_during=$((vm1[0] - vm0[0])) reclaimed_during=$((vm1[1] - vm0[1]))" \
 		"compacted_during=$((vm1[2] - vm0[2])) released_during=$((vm1[3] - vm0[3]))" \
@@ -340,4 +345,59 @@ gn_long_stop() {
 	echo "ZSTEST_BEGIN summary_long"
 	gn_summary "$job" "step 0"
 	echo "ZSTEST_DONE summary_long"
+}
+
+# gn_reclaim_cost PAIRS: what holding memory costs a job that needs it.
+# Each pair times one allocation (nodejob alloc, base pages touched one by
+# one) of the node's free pages plus half of what the quarantine holds,
+# less the zones' high watermarks and 2 MiB: without reclaim it would
+# leave free memory half the quarantine below where kswapd stops (the high
+# watermark), so reclaim must get pages back; with all held pages given
+# back it ends above that mark. It runs first with the quarantine as it
+# is, then with the same size after "release" (nothing held: it fits).
+# The page cache is dropped before each (drop_caches=1, no shrinker
+# called), so what reclaim gets back comes from the quarantine's shrinker
+# rather than from files. A pair after the first begins with a sort, which
+# takes colliding blocks again. Prints per allocation
+#   ZSRECLAIM {"pair":K,"state":"held"|"free","bytes":B,"ms":T,"held_before":H,
+#     "held_after":H,"by_pressure":P,"pgsteal":S,"allocstall":A,"memfree_before":F}
+# (pages; by_pressure: what the shrinker gave back during the allocation).
+gn_reclaim_cost() {
+	local k q=/sys/kernel/zone_sort_free_pages/quarantine bytes
+	[ -r $q ] || { M "reclaim=no-module"; return 1; }
+	for k in $(seq 1 "$1"); do
+		if [ "$k" -gt 1 ]; then
+			echo 0 > /sys/kernel/zone_sort_free_pages/nodeid || { M "reclaim_${k}_sort=failed"; return 1; }
+		fi
+		sync
+		echo 1 > /proc/sys/vm/drop_caches
+		bytes=$(( ($(_gn_memfree_pages) + $(_gn_held_pages) / 2 - $(_gn_high_pages) - 512) * 4096 ))
+		_gn_reclaim_one "$k" held "$bytes" || return 1
+		echo release > $q || { M "reclaim_${k}_release=failed"; return 1; }
+		sync
+		echo 1 > /proc/sys/vm/drop_caches
+		_gn_reclaim_one "$k" free "$bytes" || return 1
+	done
+}
+_gn_high_pages() { awk '$1 == "high" { s += $2 } END { print s + 0 }' /proc/zoneinfo; }
+_gn_memfree_pages() { awk '$1 == "MemFree:" { print int($2 / 4) }' /proc/meminfo; }
+_gn_held_pages() { sed -n 's/^node=0 held_pages=\([0-9]*\) .*/\1/p' /sys/kernel/zone_sort_free_pages/quarantine; }
+# _gn_reclaim_counters: "pgsteal allocstall by_pressure" so far.
+_gn_reclaim_counters() {
+	awk '$1 ~ /^pgsteal_/ { s += $2 } $1 ~ /^allocstall/ { a += $2 }
+		/^released_by_pressure_pages=/ { sub(/.*=/, ""); p = $0 }
+		END { printf "%d %d %d\n", s, a, p }' /proc/vmstat /sys/kernel/zone_sort_free_pages/quarantine
+}
+_gn_reclaim_one() {
+	local k=$1 state=$2 bytes=$3 h0 h1 f0 out ms
+	local -a c0 c1
+	h0=$(_gn_held_pages) f0=$(_gn_memfree_pages)
+	read -ra c0 <<< "$(_gn_reclaim_counters)"
+	# The allocation, not a daemon, is the one to go if memory runs out.
+	out=$(sh -c 'echo 1000 > /proc/self/oom_score_adj && exec "$0" alloc "$1"' "$ZS_NODEJOB" "$bytes" 2>&1)
+	read -ra c1 <<< "$(_gn_reclaim_counters)"
+	h1=$(_gn_held_pages)
+	ms=$(_gn_field "$out" ms)
+	[ -n "$ms" ] || { M "reclaim_${k}_$state=failed"; echo "$out" | head -3; return 1; }
+	echo "ZSRECLAIM {\"pair\":$k,\"state\":\"$state\",\"bytes\":$bytes,\"ms\":$ms,\"held_before\":$h0,\"held_after\":$h1,\"by_pressure\":$((c1[2] - c0[2])),\"pgsteal\":$((c1[0] - c0[0])),\"allocstall\":$((c1[1] - c0[1])),\"memfree_before\":$f0}"
 }
