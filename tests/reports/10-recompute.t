@@ -1,0 +1,45 @@
+#!/bin/bash
+# Every table of the benchmark reports (bench/REPORT-*.md) and of the
+# README's measurements that names its data is what that data gives:
+# bench/recompute-reports recomputes each one from the committed files and
+# must find no difference. It must also see one: a copy of a report with
+# one figure changed, and a marker naming a file that is not there.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/env.sh"
+need python3
+rr=$ZS_SRCDIR/bench/recompute-reports
+
+out=$("$rr" 2>&1)
+rc=$?
+is "$rc" 0 "every marked table agrees with its data"
+[ "$rc" -eq 0 ] || diag "$(head -60 <<< "$out")"
+
+marked=$(grep -l '^<!-- recompute: ' "$ZS_SRCDIR"/bench/REPORT-*.md "$ZS_SRCDIR/README.md" | wc -l)
+num_ok "reports with tables made from data: $marked (at least the decay report and the README)" "$marked >= 2"
+
+# Each marker's data files are committed (not only present in this tree).
+if git -C "$ZS_SRCDIR" rev-parse --git-dir > /dev/null 2>&1; then
+	missing=
+	for f in $(sed -n 's/^<!-- recompute: [a-z-]* \(.*\) -->$/\1/p' "$ZS_SRCDIR"/bench/REPORT-*.md "$ZS_SRCDIR/README.md"); do
+		git -C "$ZS_SRCDIR" ls-files --error-unmatch "$f" > /dev/null 2>&1 || missing="$missing $f"
+	done
+	is "$missing" "" "every data file a table names is committed"
+fi
+
+# A changed figure is found and named.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+report=$(grep -l '^<!-- recompute: decay ' "$ZS_SRCDIR"/bench/REPORT-*.md | head -1)
+awk '/^<!-- recompute: decay / { m = 1; print; next }
+	m && /^\| [^-]/ && ++row == 2 { sub(/\| [0-9]+ of /, "| 999 of "); m = 0 } { print }' "$report" > "$work/changed.md"
+out=$("$rr" "$work/changed.md" 2>&1)
+is "$?" 1 "a report whose table differs from its data fails"
+like "$out" "999 of" "... and the difference is shown"
+# A marker naming a file that is not there is an error naming it.
+printf '<!-- recompute: decay bench/no-such-file.jsonl -->\n| x |\n' > "$work/missing.md"
+out=$("$rr" "$work/missing.md" 2>&1)
+is "$?" 2 "a marker naming a missing file is an error"
+like "$out" "bench/no-such-file.jsonl" "... naming the file"
+printf '<!-- recompute: nonsense x -->\n' > "$work/kind.md"
+like "$("$rr" "$work/kind.md" 2>&1)" "unknown table kind" "an unknown table kind is an error"
+done_testing
