@@ -130,6 +130,8 @@ gn_job() {
 	sleep "$hold"
 	z=$(cluster_on_node "$ZS_NODE" timeout 300 zonesort conflicts --job "$job" --json 2> "$d/conflicts.err")
 	rc=$?
+	local helper
+	helper=$(_gn_helper_pages)
 	touch "$d/release.1"
 	wait $pid
 	local src=$?
@@ -146,7 +148,7 @@ gn_job() {
 		"random=$(_gn_field "$line" random) huge_pages=$(_gn_field "$line" buffer_huge_pages)" \
 		"tool=$(jq -r .conflict_fraction <<< "$z" 2>/dev/null) tool_pages=$(jq -r .pages <<< "$z" 2>/dev/null)" \
 		"tool_random=$(jq -r .random_fraction <<< "$z" 2>/dev/null)" \
-		"plugin=$plugin plugin_random=$prand" "$(_gn_module_estimate)"
+		"plugin=$plugin plugin_random=$prand helper_pages=$helper" "$(_gn_module_estimate)"
 	echo "ZSTEST_BEGIN summary_$tag"
 	gn_summary "$job" prolog
 	echo "$summary"
@@ -154,6 +156,17 @@ gn_job() {
 	echo "ZSTEST_DONE summary_$tag"
 	rm -rf "$d"
 	[ $rc -eq 0 ] && [ $src -eq 0 ]
+}
+
+# _gn_helper_pages: resident pages of the periodic helpers running now
+# ("zonesort run"), which "zonesort conflicts --job" counts among the
+# step's processes.
+_gn_helper_pages() {
+	local p n=0 r
+	for p in $(pgrep -f '/zonesort run --every '); do
+		read -r _ r _ < "/proc/$p/statm" 2> /dev/null && n=$((n + r))
+	done
+	echo "$n"
 }
 
 # gn_long_start PERIOD ROUNDS: a job that lives across the aging cycles

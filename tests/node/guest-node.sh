@@ -8,6 +8,7 @@
 . "$ZS_SRCDIR/tests/node/guest-lib.sh"
 C=/sys/devices/system/node/node0/memory_side_cache/index1
 
+M slurm_version="$(slurmd -V 2> /dev/null | awk '{ print $2 }')"
 M hmat_size=$(cat $C/size 2>/dev/null || echo none) hmat_indexing=$(cat $C/indexing 2>/dev/null)
 # Before any job: what hwloc finds, and that modprobe finds the module.
 gn_cap status_before zonesort status
@@ -35,11 +36,12 @@ gn_step job_off2 900 gn_job off2 off
 M param_cache_size=$(cat /sys/module/zonesort/parameters/cache_size 2>/dev/null) \
 	param_ways=$(cat /sys/module/zonesort/parameters/ways 2>/dev/null)
 # The module's own figures for node 0, read right before status (no job
-# runs, nothing sorts in between).
-# held/limit/boost: the limit is doubled for boost_s seconds after a
-# full quarantine's node was compacted.
-M module_quarantine=$(sed -n 's/^node=0 held_pages=\([0-9]*\) .*limit_pages=\([0-9]*\) boost_s=\([0-9]*\)$/\1\/\2\/\3/p' \
-	/sys/kernel/zone_sort_free_pages/quarantine 2>/dev/null)
+# runs, nothing sorts in between): held/limit/max/peak pages, and what
+# its quarantine took over the run.
+M module_quarantine=$(sed -n 's/^node=0 held_pages=\([0-9]*\) .*limit_pages=\([0-9]*\) max_pages=\([0-9]*\) peak_pages=\([0-9]*\)$/\1\/\2\/\3\/\4/p' \
+	/sys/kernel/zone_sort_free_pages/quarantine 2>/dev/null) \
+	module_taken_total=$(sed -n 's/^taken_pages_total=//p' /sys/kernel/zone_sort_free_pages/quarantine 2>/dev/null)
+M kreclaimable_kib=$(awk '$1 == "KReclaimable:" { print $2 }' /proc/meminfo)
 gn_cap status_after zonesort status
 gn_step cluster_stop 120 cluster_stop
 M tainted=$(cat /proc/sys/kernel/tainted) uptime=$(cut -d' ' -f1 /proc/uptime)
