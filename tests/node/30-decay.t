@@ -1,9 +1,11 @@
 #!/bin/bash
 # The decay bench, short: bench/cachenode-decay runs two aging cycles per
 # curve (--zonesort=off, on, and a long periodic job, one guest each, Linux
-# 6.1, a 128 MiB cache) and must leave JSON lines whose measurements agree
-# with each other and with random placement worked out here, and a PNG.
-# The long run (>= 100 cycles) and its figures are in bench/REPORT-cachenode.md.
+# 6.1, a 128 MiB cache, the package's plugstack.conf line) and must leave
+# JSON lines whose measurements agree with each other and with random
+# placement worked out here, a quarantine never above its bound, one timed
+# pair of allocations with and without held pages, and a PNG. The long
+# run (100 cycles) and its figures are in bench/REPORT-cachenode.md.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/env.sh"
 . "$(dirname "$0")/node-main.sh"
@@ -18,16 +20,27 @@ out=$("$bench" --modes off,sometimes 2>&1)
 like "$out" "--modes 'off,sometimes': want a comma-separated list of off, on, periodic" "an unknown curve is named"
 out=$("$bench" --cache 100K 2>&1)
 like "$out" "size '100K': want e.g. 256M or 2G" "a bad size is named"
+out=$("$bench" --quarantine-max-permille 1001 2>&1)
+like "$out" "--quarantine-max-permille '1001': want 0-1000" "the module's parameters take 0-1000 per mille"
+out=$("$bench" --kernel 5.10 2>&1)
+like "$out" "--kernel '5.10': want 6.1, 6.12 or 7" "an unknown kernel series is named"
+
+# The job's reader is the independent measurement: it computes slots with
+# its own formula and includes nothing of the project.
+is "$(grep -c '^#include "' "$ZS_SRCDIR/tests/node/nodejob.c")" 0 "nodejob.c includes no project header"
 
 dir=$ZS_BUILDDIR/node-test/decay
 mkdir -p "$(dirname "$dir")"
 rm -rf "$dir"
 t0=$SECONDS
-"$bench" --kernel 6.1 --cycles 2 --wall 900 --mem 1G --cache 128M --age-mib 512 --out "$dir" > "$dir.out" 2>&1
+"$bench" --kernel 6.1 --cycles 2 --wall 900 --mem 1G --cache 128M --age-mib 512 --reclaim-pairs 1 --out "$dir" > "$dir.out" 2>&1
 rc=$?
 diag "$(cat "$dir.out")"
 is "$rc" 0 "the bench ran every curve to a clean end ($((SECONDS - t0)) s)"
 jsonl=$(ls "$dir"/decay-*.jsonl 2>/dev/null | head -1)
+is "$(jq -r 'select(.run) | .run.plugstack' "$jsonl" 2>/dev/null)" \
+	"$(sed -n 's/^#required [^ ]*zonesort\.so *//p' "$ZS_SRCDIR/etc/plugstack.conf.zonesort.in") modprobe=zonesort" \
+	"the run's plugstack.conf arguments are the package's line and modprobe=zonesort"
 for m in off on periodic; do
 	is "$(jq -c "select(.mode == \"$m\") | .cycle" "$jsonl" 2>/dev/null | tr '\n' ' ')" "0 1 2 " "$m: one line per cycle, the first before any aging"
 done
@@ -40,6 +53,17 @@ while read -r m c f fa pa t tp; do
 	num_ok "$m cycle $c: the fraction is a fraction ($f)" "$f >= 0 && $f <= 1"
 	nd_agree "$m cycle $c: zonesort conflicts --job agrees with the job's own reading" "$t" "$fa" "$(nd_tolerance "$pa" "$tp")"
 done < <(jq -r '[.mode, .cycle, .fraction, .fraction_all, .pages_all, .tool, .tool_pages] | map(tostring) | join(" ")' "$jsonl")
+# The module's bound holds in every reading (held now, and the most held
+# at any instant), for every curve that loaded the module.
+is "$(jq -c 'select(.max_pages != null and (.held_pages > .max_pages or .peak_pages > .max_pages)) | .cycle' "$jsonl")" "" \
+	"the quarantine never held more than quarantine_max_permille of the cache"
+is "$(jq -r 'select(.mode == "periodic") | .max_pages' "$jsonl" | sort -u)" 16384 \
+	"... whose default is 500 per mille of the 32768 pages"
+reclaim=$(ls "$dir"/reclaim-*.jsonl 2>/dev/null | head -1)
+is "$(jq -r 'select(.pair) | .state' "$reclaim" 2>/dev/null | tr '\n' ' ')" "held free " \
+	"one allocation timed with the quarantine as it was, one with nothing held"
+num_ok "... each with a time ($(jq -r 'select(.pair) | .ms' "$reclaim" 2>/dev/null | tr '\n' ' ')ms)" \
+	"$(jq -s '[.[] | select(.pair) | .ms | select(. > 0)] | length' "$reclaim" 2>/dev/null || echo 0) == 2"
 unlike "$(cat "$dir"/decay-*-periodic.log | tr -d '\r')" "long_[0-9]+_sort=none" \
 	"the long job's allocations each came after a periodic sort"
 like "$(file "$dir"/decay-*.png)" "PNG image data, [0-9]+ x [0-9]+" "a PNG is drawn"

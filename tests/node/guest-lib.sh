@@ -271,7 +271,8 @@ _gn_uptime_ns() { awk '{ printf "%.0f\n", $1 * 1e9 }' /proc/uptime; }
 # this call (the periodic helper's, at most a period away: a sort that
 # began before, while the aging job exited, ordered lists its frees then
 # overran), then lets the long job allocate and measure; prints
-# "ZSTEST long_K=ok reader=F tool=F ..." and frees again
+# "ZSTEST long_K=ok reader=F tool=F ..." and frees again (the allocation
+# may take ZS_ROUND_LIMIT_S seconds, default 300)
 # (sorts_during: sorts the module counted while the job allocated;
 # free_at_go: the node's free pages when it was told to go;
 # compact_scanned: pages compaction scanned from this call to the result;
@@ -289,7 +290,7 @@ gn_long_round() {
 	_gn_diag_before "$k"
 	read -ra vm0 <<< "$(_gn_vm)"
 	touch "$GN_LONG/go.$k"
-	_gn_wait 300 _gn_result_or_gone "$GN_LONG/res.$k" "$GN_LONG_PID"
+	_gn_wait "${ZS_ROUND_LIMIT_S:-300}" _gn_result_or_gone "$GN_LONG/res.$k" "$GN_LONG_PID"
 	if [ ! -e "$GN_LONG/res.$k" ]; then
 		M "long_$k=no-result"
 		return 1
