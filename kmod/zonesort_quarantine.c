@@ -670,13 +670,16 @@ static void zsq_drain(struct zone *zone)
 		free_contig_range(pfn, 1UL << found);
 }
 
+/* ZONE_MOVABLE is not drained: its memory may go offline at any time,
+ * and the pageblock alloc_contig_range() isolates for a moment makes an
+ * offlining of that memory block fail with EBUSY. */
 static void zsq_drain_node(int nid)
 {
 	pg_data_t *pgdat = NODE_DATA(nid);
 	int zi;
 
 	for (zi = 0; zi < MAX_NR_ZONES; zi++)
-		if (populated_zone(&pgdat->node_zones[zi]))
+		if (zi != ZONE_MOVABLE && populated_zone(&pgdat->node_zones[zi]))
 			zsq_drain(&pgdat->node_zones[zi]);
 }
 
