@@ -22,8 +22,7 @@
 #   huge       1 GiB then 2 MiB hugetlb pages with the quarantine full,
 #              then with it off and empty
 # Markers: see guest-lib.sh; the host asserts. Knobs (kernel command line):
-#   ZS_AGE_MIB       MiB each of the first two agings touches (default 300)
-#   ZS_AGE_GIANT_MIB MiB the aging for 1 GiB pages touches (default 640)
+#   ZS_AGE_MIB       MiB each of the two agings touches (default 300)
 #   ZS_BOUND_PERMILLE, ZS_BOUND_MAX_PERMILLE  limits of the bound phase
 #   ZS_HUGE_FREE_MIB free memory left for the 2 MiB pages (default 640)
 . /guest-lib.sh
@@ -109,11 +108,11 @@ fi
 _i=0
 while [ $_i -lt 100 ]; do
 	ls -d $MEM/memory* | sed 's/.*memory//' | sort > /tmp/blocks.now
-	[ "$(comm -13 /tmp/blocks.boot /tmp/blocks.now | wc -l)" -gt 0 ] && break
+	grep -qvxF -f /tmp/blocks.boot /tmp/blocks.now && break
 	sleep 0.1
 	_i=$((_i + 1))
 done
-comm -13 /tmp/blocks.boot /tmp/blocks.now > /tmp/vmem_blocks
+grep -vxF -f /tmp/blocks.boot /tmp/blocks.now | sort -n > /tmp/vmem_blocks
 online_blocks online_vmem online_movable /tmp/vmem_blocks
 age age_movable ${ZS_AGE_MIB:-300}
 AGER2=$BG
@@ -268,15 +267,17 @@ rm -f /tmp/fl2
 M lock_longest=$(kv blocks_lock longest) lock_free_blocks=$(kv blocks_lock blocks) \
 	lock_entries_max=$(stat lock_hold_entries_max) lock_ns_max=$(stat lock_hold_ns_max) lock_batch=$(stat lock_batch)
 
-# --- huge: 1 GiB pages from the third DIMM, onlined now to the kernel
-# zone (1 GiB pages are never movable; the kernel zone's other memory has
-# unmovable pages all over it, and a freshly onlined range goes to the
-# tail of the free lists, out of their way). With the movable DIMM
-# offline, a third aging (ZS_AGE_GIANT_MIB) fills the kernel zone's head
-# and spills over into the new DIMM, so that the quarantine finds
-# colliding blocks there. Then 2 MiB pages asked for on top of a pool
-# that leaves ZS_HUGE_FREE_MIB free. The quarantine full first, then off
-# and empty.
+# --- huge: 1 GiB pages from the third DIMM, onlined to the kernel zone
+# right before they are asked for: 1 GiB pages are never movable, and the
+# kernel zone's other memory has unmovable pages all over it (an aging in
+# the new DIMM brought some there too: the fallback of unmovable
+# allocations takes the largest free blocks). A freshly onlined range has
+# nothing the quarantine takes, so this shows that a full quarantine
+# elsewhere does not stop 1 GiB pages; held pages in a range being taken
+# are the virtio-mem unplug's case (alloc_contig_range per subblock).
+# Then 2 MiB pages asked for on top of a pool that leaves
+# ZS_HUGE_FREE_MIB free, the held pages among what is left. The
+# quarantine full first, then off and empty.
 H1=/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages
 H2=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
 # huge TAG FILE COUNT: what nr_hugepages reaches when COUNT is asked; then
@@ -290,10 +291,7 @@ huge() {
 M huge_1g_present=$([ -e $H1 ] && echo 1 || echo 0)
 setp quarantine_max_permille 500
 setp quarantine_permille 500
-step offline_movable 300 sh -c "for b in \$(cat /tmp/movable_blocks); do echo offline > $MEM/memory\$b/state || exit 1; done"
 online_blocks online_giant online_kernel /tmp/giant_blocks
-age age_giant ${ZS_AGE_GIANT_MIB:-640}
-AGER3=$BG
 step dump_giant0 60 cp /sys/kernel/debug/zonesort/freelists /tmp/fl0
 step release_huge1 30 sh -c "echo release > $Q"
 sortstep sort_huge1
@@ -302,7 +300,8 @@ step giant_before 60 zsblocks /tmp/fl0 $BLOCK
 step giant_after 60 zsblocks /tmp/fl1 $BLOCK
 rm -f /tmp/fl0 /tmp/fl1
 set -- $(taken /tmp/giant_blocks)
-M huge_q1_held=$(q held_pages) huge_giant_block=$1 huge_giant_taken=$2
+M huge_q1_held=$(q held_pages) huge_giant_block=$1 huge_giant_taken=$2 \
+	huge_giant_free_pages=$(for b in $(cat /tmp/giant_blocks); do sed -n "s/^block=$b free=//p" $OUT/giant_before; done | awk '{ s += $1 } END { print s + 0 }')
 huge huge_q1 $H1 2
 step release_huge1b 30 sh -c "echo release > $Q"
 setp quarantine N
