@@ -23,6 +23,8 @@
 #              then with it off and empty
 # Markers: see guest-lib.sh; the host asserts. Knobs (kernel command line):
 #   ZS_AGE_MIB       MiB each of the two agings touches (default 300)
+#   ZS_AGE_KEEP      per mille of them kept (default 20: enough colliding
+#                    blocks that a full quarantine holds thousands)
 #   ZS_BOUND_PERMILLE, ZS_BOUND_MAX_PERMILLE  limits of the bound phase
 #   ZS_HUGE_FREE_MIB free memory left for the 2 MiB pages (default 640)
 . /guest-lib.sh
@@ -92,7 +94,7 @@ online_blocks online_kernel_dimm online_kernel /tmp/kernel_blocks
 # age NAME MIB: zstest age in the background, holding its long-lived
 # pages; the pid in $BG.
 age() {
-	bg $1 3000 zstest age $2 1 2 /tmp/$1.ready
+	bg $1 3000 zstest age $2 1 ${ZS_AGE_KEEP:-20} /tmp/$1.ready
 	_ager=$BG
 	_t0=$(now_cs)
 	ready $1_ready /tmp/$1.ready $_ager 600
