@@ -389,6 +389,7 @@ struct zs_run {
 	unsigned int max_pcp_entries;
 	s64 max_hold_ns;
 	int err;
+	struct zsq_sort q;	/* the quarantine's part of a sort */
 };
 
 static struct zs_run zs_run_state;
@@ -764,9 +765,15 @@ static void zs_walk_node(struct zs_run *r, bool apply)
 					 * before: base pages, and from the
 					 * huge-page order on huge-page faults,
 					 * which come first there. */
-					n = zsq_filter(zone, order, mt, r->st.load,
-						       r->st.marked ? r->st.tload : NULL,
-						       r->blocks, n, r->cap, r->tmp);
+					struct zsq_list l = {
+						.zone = zone, .order = order, .mt = mt,
+						.load = r->st.load,
+						.tload = r->st.marked ? r->st.tload : NULL,
+						.blocks = r->blocks, .tmp = r->tmp,
+						.n = n, .cap = r->cap,
+					};
+
+					n = zsq_filter(&r->q, &l);
 					zsp_order_blocks(&r->st, r->blocks, n, order, r->tmp);
 					zs_apply(r, zone, order, mt, n);
 				}
@@ -812,26 +819,25 @@ static int zs_sort_node(int nid)
 	err = zs_run_begin(r, nid, &size, halves);
 	if (err)
 		goto out;
-	zsq_sort_begin(nid, &r->g);
+	zsq_sort_begin(&r->q, nid, &r->g);
 	zs_walk_node(r, true);
-	zsq_sort_end(nid);
+	zsq_sort_end(&r->q);
 	before_ppm = zsp_conflict_ppm(&r->est[0]);
 	/*
 	 * Blocks the quarantine gave back reach the free lists through the
-	 * per-CPU lists, and merge there, while the lists before them are
-	 * already in order: in a decay round that gave back 11 834 of 16 253
-	 * held pages the lists allowed 2.0% and handed out 7.7% in the order
-	 * they had. Such a sort orders the lists once more as they now are,
-	 * the quarantine keeping what it holds and taking with what is left of
-	 * its limit (zsq_settle); the estimate after is that walk's.
+	 * per-CPU lists and merge with their buddies after the lists before
+	 * them were ordered, so the allocation would take them in the order
+	 * they land in. Such a sort orders the lists once more as they now
+	 * are, the quarantine keeping what it holds and taking with what is
+	 * left of its limit (zsq_settle); the estimate after is that walk's.
 	 */
-	if (!r->err && zsq_settle(nid)) {
+	if (!r->err && zsq_settle(&r->q)) {
 		zs_est_begin(r, halves);
 		r->free_pages = r->pcp_pages = r->pcp_thp_pages = 0;
 		zs_walk_node(r, true);
 		atomic64_inc(&zs_stats.settled);
 	}
-	zsq_sort_done(nid);
+	zsq_sort_done(&r->q);
 	err = r->err;
 	ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
 	atomic64_add(r->moved, &zs_stats.moved);

@@ -138,7 +138,7 @@ remedy_test() {
 		"$v != \"\" && ($v == 0 || $v == 4096 || $v == 8192 || $v == 12288)"
 }
 
-for series in 6.1 6.12 7; do
+for series in ${ZS_REMEDY_SERIES:-6.1 6.12 7}; do
 	remedy_test "$series"
 done
 done_testing
