@@ -9,8 +9,8 @@
 # pages each kernel offers and the shrinker registration it has (probed,
 # not taken from the version), stops loudly when the probe command itself
 # is broken (the positive control), refuses kernels outside the tested
-# range, and kmod/dkms.conf matches the project and limits DKMS to that
-# range.
+# range, and the dkms.conf configure makes matches the project, keeps
+# weak-modules away and limits DKMS to that range.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/env.sh"
 . "$(dirname "$0")/vm.sh"
@@ -103,9 +103,17 @@ done
 # The module Makefile takes the kernel version from KVER (the host here
 # runs a kernel without modules).
 like "$(grep -E '^KVER \?=' "$ZS_SRCDIR/kmod/Makefile")" "KVER" "kmod/Makefile takes KVER"
-d=$ZS_SRCDIR/kmod/dkms.conf
+# dkms.conf is made by configure from dkms.conf.in: its version is the
+# package's, never one written into the template.
+d=$ZS_BUILDDIR/kmod/dkms.conf
+need_file "$d" "kmod/dkms.conf made by configure (scripts/build)"
+is "$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$ZS_SRCDIR/kmod/dkms.conf.in")" "@PACKAGE_VERSION@" \
+	"dkms.conf.in takes its version from configure"
 is "$(sed -n 's/^PACKAGE_NAME="\(.*\)"/\1/p' "$d")" zonesort "dkms.conf PACKAGE_NAME"
 is "$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$d")" "$version" "dkms.conf version matches configure.ac"
+# weak-modules (RHEL family) would link a build into other kernels whose
+# symbol checksums match; they do not cover the layouts the module reads.
+is "$(sed -n 's/^NO_WEAK_MODULES="\(.*\)"/\1/p' "$d")" yes "dkms.conf NO_WEAK_MODULES"
 is "$(sed -n 's/^AUTOINSTALL="\(.*\)"/\1/p' "$d")" yes "dkms.conf AUTOINSTALL"
 is "$(sed -n 's/^BUILT_MODULE_NAME\[0\]="\(.*\)"/\1/p' "$d")" zonesort "dkms.conf builds zonesort.ko"
 # DKMS matches BUILD_EXCLUSIVE_KERNEL against the kernel release as an
@@ -125,7 +133,7 @@ if command -v dkms > /dev/null && [ -n "$kver" ]; then
 	dk=$KM_WORK/dkms
 	rm -rf "$dk"
 	mkdir -p "$dk/src/zonesort-$version" "$dk/tree"
-	cp "$ZS_SRCDIR"/kmod/* "$dk/src/zonesort-$version/"
+	cp "$ZS_SRCDIR"/kmod/* "$d" "$dk/src/zonesort-$version/"
 	dkms --dkmstree "$dk/tree" --sourcetree "$dk/src" build -m zonesort -v "$version" -k "$kver" \
 		> "$dk/build.log" 2>&1
 	ok "dkms build -m zonesort -v $version -k $kver makes zonesort.ko (log $dk/build.log)" \
