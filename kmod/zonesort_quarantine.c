@@ -888,7 +888,7 @@ static struct shrinker zsq_shrinker = {
 
 static int zsq_shrinker_add(void)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 0, 0)
+#ifdef ZS_HAVE_SHRINKER_NAME	/* 6.0-6.6, RHEL 9.3+: conftest-shrinker-name.c */
 	return register_shrinker(&zsq_shrinker, "zonesort-quarantine");
 #else
 	return register_shrinker(&zsq_shrinker);

@@ -28,6 +28,7 @@ struct state {
 	bool sampled;
 	double sample_fraction, sample_random, sample_time;
 	uint64_t sample_pages;
+	char module_refused[16];	/* modsig.h name of the last load's refusal; "": never tried */
 };
 
 static double epoch_now(void)
@@ -89,6 +90,8 @@ static void state_parse(struct state *s, char *text)
 			s->sample_pages = strtoull(v, NULL, 10);
 		else if (!strcmp(key, "sample_time"))
 			s->sample_time = strtod(v, NULL);
+		else if (!strcmp(key, "module_refused"))
+			copy_word(s->module_refused, sizeof(s->module_refused), v);
 	}
 }
 
@@ -107,6 +110,8 @@ static char *state_format(const struct state *s, size_t *len)
 		fprintf(f, "sample_fraction %.6f\nsample_random %.6f\nsample_pages %" PRIu64
 			   "\nsample_time %.3f\n",
 			s->sample_fraction, s->sample_random, s->sample_pages, s->sample_time);
+	if (s->module_refused[0])
+		fprintf(f, "module_refused %s\n", s->module_refused);
 	if (fclose(f)) {
 		free(text);
 		return NULL;
@@ -186,6 +191,17 @@ static char *render(const struct state *s, size_t *len)
 		zs_prom_family(f, "zonesort_last_sort_timestamp_seconds", "gauge",
 			       "When a NUMA node of this machine was last sorted, in seconds since the epoch.");
 		sample_line(f, "zonesort_last_sort_timestamp_seconds", s->node, 3, s->last_sort);
+	}
+	if (s->module_refused[0]) {
+		bool refused = strcmp(s->module_refused, "none") != 0;
+
+		zs_prom_family(f, "zonesort_module_refused", "gauge",
+			       "1 when the kernel refused the last load of the sorter's kernel module (modprobe=), with the reason: signature (Secure Boot, module.sig_enforce), lockdown or disabled (kernel.modules_disabled); 0 with reason none once it loads.");
+		fputs("zonesort_module_refused{node=", f);
+		zs_prom_label(f, s->node);
+		fputs(",reason=", f);
+		zs_prom_label(f, s->module_refused);
+		fprintf(f, "} %d\n", refused);
 	}
 	if (s->sampled) {
 		zs_prom_family(f, "zonesort_sampled_conflict_ratio", "gauge",
@@ -343,4 +359,30 @@ int zs_metrics_sample(const struct zs_policy *p, const char *node, const struct 
 		      char *err)
 {
 	return update(p, node, set_sample, s, err);
+}
+
+static void set_module(struct state *s, const void *ctx)
+{
+	copy_word(s->module_refused, sizeof(s->module_refused), ctx);
+}
+
+int zs_metrics_module(const struct zs_policy *p, const char *reason, char *err)
+{
+	char text[4096], why[ZS_ERRLEN];
+	struct state s = { .sorter_up = -1 };
+	int dirfd;
+
+	if (!p->prometheus_dir[0])
+		return 0;
+	/* Every sorter that may load the module reports; only a change is
+	 * written (a read without the lock: a race costs one rewrite). */
+	dirfd = zs_statedir_open(p->statedir, false, why);
+	if (dirfd >= 0) {
+		if (zs_textfile_read(dirfd, STATE_FILE, text, sizeof(text)) >= 0)
+			state_parse(&s, text);
+		close(dirfd);
+		if (!strcmp(s.module_refused, reason))
+			return 0;
+	}
+	return update(p, NULL, set_module, reason, err);
 }

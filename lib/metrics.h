@@ -16,6 +16,8 @@
  *   zonesort_last_sort_timestamp_seconds                        gauge
  *   zonesort_sampled_conflict_ratio, _random_ratio, _timestamp_seconds
  *                                     (only once a step was sampled)
+ *   zonesort_module_refused{reason}                             gauge 0/1
+ *                                     (only once a load was tried)
  */
 #ifndef ZS_METRICS_H
 #define ZS_METRICS_H
@@ -36,6 +38,11 @@ int zs_metrics_sorts(const struct zs_policy *p, const char *node, const char *ba
 /* Records the conflict fraction a step's periodic helper just sampled. */
 int zs_metrics_sample(const struct zs_policy *p, const char *node, const struct zs_sample *s,
 		      char *err);
+
+/* Records the kernel's answer to the last load of the sorter's module:
+ * reason is a modsig.h refusal name ("signature", "lockdown", "disabled")
+ * or "none" once it loads. Writes only when it changed. */
+int zs_metrics_module(const struct zs_policy *p, const char *reason, char *err);
 
 /* The node label: the Slurm node name the plugin recorded, else
  * $SLURMD_NODENAME, else the short host name. */

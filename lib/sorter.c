@@ -3,6 +3,8 @@
 #include "sorter.h"
 #include "child.h"
 #include "memcache.h"
+#include "metrics.h"
+#include "modsig.h"
 #include "nodeset.h"
 #include "statedir.h"
 #include "textfile.h"
@@ -21,6 +23,7 @@ struct zs_sorter {
 	struct zs_policy policy;
 	enum zs_sorter_kind backend;
 	char why[ZS_ERRLEN];
+	enum zs_modrefusal refusal;	/* why the kernel refused the module, by name */
 	struct bitmask *targets;
 	struct zs_memcache *mc;
 	int nmc;
@@ -116,10 +119,28 @@ static void load_module(struct zs_sorter *s)
 	argv[argc] = NULL;
 	rc = zs_run("/sbin/modprobe", argv, 10000, out, sizeof(out), err);
 	if (rc != 0) {
+		struct zs_modsig_kernel k;
+
 		out[strcspn(out, "\n")] = '\0';
-		snprintf(s->why, sizeof(s->why), "modprobe %s failed: %s", s->policy.modprobe,
-			 rc < 0 ? err : out);
+		zs_modsig_kernel_read("", &k);
+		s->refusal = rc < 0 ? ZS_MODREFUSAL_NONE : zs_modrefusal_classify(out, &k);
+		if (s->refusal != ZS_MODREFUSAL_NONE)
+			zs_modrefusal_explain(s->refusal, s->policy.modprobe, &k, s->why, sizeof(s->why));
+		else
+			snprintf(s->why, sizeof(s->why), "modprobe %s failed: %s", s->policy.modprobe,
+				 rc < 0 ? err : out);
 	}
+}
+
+/* The metrics say whether the kernel refused the module (a refusal by
+ * name: Secure Boot, lockdown), and that it no longer does once the
+ * interface is there; a failure to record is no reason to fail a sort. */
+static void record_module(struct zs_sorter *s, bool present)
+{
+	char err[ZS_ERRLEN];
+
+	if (present || s->refusal != ZS_MODREFUSAL_NONE)
+		zs_metrics_module(&s->policy, zs_modrefusal_name(s->refusal), err);
 }
 
 static void resolve_backend(struct zs_sorter *s)
@@ -135,8 +156,12 @@ static void resolve_backend(struct zs_sorter *s)
 	}
 	if (want == ZS_SORTER_AUTO || want == ZS_SORTER_KERNEL) {
 		kernel_path(s, path, sizeof(path));
-		if (access(path, F_OK) && strcmp(s->policy.modprobe, "no"))
+		bool loads = strcmp(s->policy.modprobe, "no") != 0;
+
+		if (access(path, F_OK) && loads)
 			load_module(s);
+		if (loads)
+			record_module(s, !access(path, F_OK));
 		if (!access(path, F_OK)) {
 			s->backend = ZS_SORTER_KERNEL;
 			return;
@@ -208,6 +233,11 @@ enum zs_sorter_kind zs_sorter_backend(const struct zs_sorter *s)
 const char *zs_sorter_why(const struct zs_sorter *s)
 {
 	return s->why;
+}
+
+const char *zs_sorter_refusal(const struct zs_sorter *s)
+{
+	return s->refusal == ZS_MODREFUSAL_NONE ? NULL : zs_modrefusal_name(s->refusal);
 }
 
 const char *zs_sorter_targets(const struct zs_sorter *s, char *buf, unsigned len)

@@ -56,6 +56,10 @@ int zs_sorter_quarantine(struct zs_sorter *s, int node, struct zs_quarantine_sta
 
 enum zs_sorter_kind zs_sorter_backend(const struct zs_sorter *s);
 const char *zs_sorter_why(const struct zs_sorter *s);
+/* When the kernel refused the module modprobe= names, the refusal's name
+ * ("signature", "lockdown", "disabled": modsig.h), else NULL; why() then
+ * explains it. */
+const char *zs_sorter_refusal(const struct zs_sorter *s);
 const char *zs_sorter_targets(const struct zs_sorter *s, char *buf, unsigned len);
 
 typedef void (*zs_node_report_fn)(void *ctx, const struct zs_node_result *r);

@@ -65,6 +65,7 @@ static struct {
 	uint32_t job, step;
 	struct zs_tally tally;
 	const char *backend;
+	const char *module_refused;	/* the kernel refused modprobe=: zs_sorter_refusal */
 	char unavailable[ZS_ERRLEN];
 	struct zs_child helper;
 	bool helper_running;
@@ -189,6 +190,7 @@ static struct zs_sorter *sort_now(unsigned min_interval)
 		return NULL;
 	}
 	step.backend = zs_sorter_kind_name(zs_sorter_backend(s));
+	step.module_refused = zs_sorter_refusal(s);
 	struct zs_tally before = step.tally;
 
 	zs_sorter_sort(s, min_interval, &step.tally, note_node, NULL);
@@ -220,10 +222,12 @@ static void log_summary(const char *where, const struct zs_request *r)
 		if (step.sample.samples)
 			snprintf(conflicts, sizeof(conflicts), ", conflicts %.1f%% (random %.1f%%)",
 				 100.0 * step.sample.fraction, 100.0 * step.sample.random);
-		slurm_info("zonesort: job %u %s on %s: zonesort=%s%s%s%s, %s, backend %s%s", step.job, where,
+		slurm_info("zonesort: job %u %s on %s: zonesort=%s%s%s%s, %s, backend %s%s%s%s%s", step.job, where,
 			   node_name(), req, step.helper_failed[0] ? " but periodic sorting did not run (" : "",
 			   step.helper_failed, step.helper_failed[0] ? ")" : "",
 			   zs_tally_describe(&t, tally, sizeof(tally)), step.backend ? step.backend : "none",
+			   step.module_refused ? " (module refused by the kernel: " : "",
+			   step.module_refused ? step.module_refused : "", step.module_refused ? ")" : "",
 			   conflicts);
 	}
 }

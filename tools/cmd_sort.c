@@ -80,6 +80,9 @@ int cmd_sort(int argc, char **argv)
 		zs_sorter_close(s);
 		return ZS_EXIT_FAIL;
 	}
+	/* sorter=auto went on without the module: say why by name. */
+	if (zs_sorter_refusal(s))
+		fprintf(stderr, "zonesort sort: %s; sorting with %s instead\n", zs_sorter_why(s), backend);
 	rc = zs_sorter_sort(s, (unsigned)min_interval, &tally, print_node, (void *)backend);
 	printf("zonesort: nodes %s: %s, backend %s\n", zs_sorter_targets(s, buf, sizeof(buf)),
 	       zs_tally_describe(&tally, err, sizeof(err)), backend);

@@ -9,6 +9,7 @@
 #include "kpageflags.h"
 #include "memcache.h"
 #include "metrics.h"
+#include "modsig.h"
 #include "nodeset.h"
 #include "parse.h"
 #include "sorter.h"
@@ -51,6 +52,74 @@ struct node_state {
 	struct zs_quarantine_state quarantine;
 	struct free_slots fs;
 };
+
+/* The kernel module the kernel backend would use, and whether this kernel
+ * loads it: the refusal of this run's modprobe (modprobe=), or the one a
+ * load of the installed file will meet (an unsigned module where
+ * signatures are enforced). Shown when the kernel backend is not in use. */
+struct module_state {
+	const char *name;
+	bool found;
+	char file[PATH_MAX], signer[256], error[ZS_ERRLEN];
+	struct zs_modsig_kernel k;
+	const char *refused;		/* this run's modprobe: a modsig.h name, or NULL */
+	enum zs_modrefusal predicted;
+};
+
+static void module_state_read(const struct zs_policy *p, const struct zs_sorter *s,
+			      struct module_state *m)
+{
+	m->name = strcmp(p->modprobe, "no") ? p->modprobe : "zonesort";
+	m->found = !zs_modsig_module(m->name, m->file, sizeof(m->file), m->signer, sizeof(m->signer),
+				     m->error);
+	zs_modsig_kernel_read("", &m->k);
+	m->refused = zs_sorter_refusal(s);
+	m->predicted = m->found ? zs_modsig_predict(&m->k, m->signer) : ZS_MODREFUSAL_NONE;
+}
+
+static void print_module_human(const struct module_state *m)
+{
+	char kd[128], ex[ZS_ERRLEN];
+
+	printf("module %s: ", m->name);
+	if (!m->found)
+		printf("%s", m->error);
+	else
+		printf("%s, %s%s", m->file, m->signer[0] ? "signed by " : "unsigned", m->signer);
+	printf("; kernel: %s, signatures %s\n", zs_modsig_kernel_describe(&m->k, kd, sizeof(kd)),
+	       zs_modsig_enforced(&m->k) ? "enforced" : "not enforced");
+	if (m->refused)
+		printf("  refused by the kernel: %s (see the sorter line)\n", m->refused);
+	else if (m->predicted != ZS_MODREFUSAL_NONE)
+		printf("  a load would be refused: %s: %s\n", zs_modrefusal_name(m->predicted),
+		       zs_modrefusal_explain(m->predicted, m->name, &m->k, ex, sizeof(ex)));
+}
+
+static void json_name_or_null(const char *v)
+{
+	if (v)
+		zs_json_string(stdout, v);
+	else
+		printf("null");
+}
+
+static void print_module_json(const struct module_state *m)
+{
+	printf(",\"module\":{\"name\":");
+	zs_json_string(stdout, m->name);
+	printf(",\"file\":");
+	json_name_or_null(m->found ? m->file : NULL);
+	printf(",\"signer\":");
+	json_name_or_null(m->found ? m->signer : NULL);
+	printf(",\"refused\":");
+	json_name_or_null(m->refused);
+	printf(",\"would_be_refused\":");
+	json_name_or_null(m->predicted == ZS_MODREFUSAL_NONE ? NULL : zs_modrefusal_name(m->predicted));
+	printf(",\"signatures_enforced\":%s,\"sig_enforce\":%d,\"lockdown\":",
+	       zs_modsig_enforced(&m->k) ? "true" : "false", m->k.sig_enforce);
+	json_name_or_null(m->k.lockdown[0] ? m->k.lockdown : NULL);
+	printf(",\"secure_boot\":%s}", m->k.secure_boot < 0 ? "null" : m->k.secure_boot ? "true" : "false");
+}
 
 static const char *ways_name(int ways, char *buf, size_t len)
 {
@@ -287,7 +356,7 @@ static void print_quarantine_human(const struct zs_quarantine_state *q)
 
 static void print_human(const struct zs_sorter *s, const struct zs_memcache *mc, int nmc,
 			const struct node_state *ns, int nn, const struct zs_zone *zones,
-			bool histogram)
+			bool histogram, const struct module_state *m)
 {
 	char a[64], b[64], c[64], buf[256];
 	enum zs_sorter_kind k = zs_sorter_backend(s);
@@ -304,7 +373,10 @@ static void print_human(const struct zs_sorter *s, const struct zs_memcache *mc,
 	printf("sorter: %s", zs_sorter_kind_name(k));
 	if (k == ZS_SORTER_NONE || zs_sorter_why(s)[0])
 		printf(" (%s)", zs_sorter_why(s));
-	printf("\ntarget nodes: %s\n", zs_sorter_targets(s, buf, sizeof(buf)));
+	putchar('\n');
+	if (k != ZS_SORTER_KERNEL)
+		print_module_human(m);
+	printf("target nodes: %s\n", zs_sorter_targets(s, buf, sizeof(buf)));
 	for (int i = 0; i < nn; i++) {
 		printf("node %d: %s memory, %s free, cache %s, %s, sorter %s: %s (%s)\n", ns[i].node,
 		       zs_format_size((uint64_t)ns[i].mem, a, sizeof(a)),
@@ -320,7 +392,7 @@ static void print_human(const struct zs_sorter *s, const struct zs_memcache *mc,
 
 static void print_json(const struct zs_sorter *s, const struct zs_memcache *mc, int nmc,
 		       const struct node_state *ns, int nn, const struct zs_zone *zones,
-		       bool histogram)
+		       bool histogram, const struct module_state *m)
 {
 	char buf[256];
 
@@ -331,6 +403,7 @@ static void print_json(const struct zs_sorter *s, const struct zs_memcache *mc, 
 		       mc[i].ways, mc[i].depth, mc[i].source);
 	printf("],\"sorter\":\"%s\",\"why\":", zs_sorter_kind_name(zs_sorter_backend(s)));
 	zs_json_string(stdout, zs_sorter_why(s));
+	print_module_json(m);
 	printf(",\"targets\":");
 	zs_json_string(stdout, zs_sorter_targets(s, buf, sizeof(buf)));
 	printf(",\"nodes\":[");
@@ -570,10 +643,13 @@ int cmd_status(int argc, char **argv)
 		}
 		nn++;
 	}
+	struct module_state module;
+
+	module_state_read(&policy, s, &module);
 	if (json)
-		print_json(s, mc, nmc, ns, nn, zones, histogram);
+		print_json(s, mc, nmc, ns, nn, zones, histogram, &module);
 	else
-		print_human(s, mc, nmc, ns, nn, zones, histogram);
+		print_human(s, mc, nmc, ns, nn, zones, histogram, &module);
 	int rc = ZS_EXIT_OK;
 
 	if (prom_dir && write_prometheus(prom_dir, &policy, s, ns, nn, err)) {

@@ -11,13 +11,8 @@
 . "$(dirname "$0")/node.sh"
 need qemu-system-x86_64 busybox cpio gcc make depmod modprobe xz
 
-kver=$(km_kver 6.1)
-if [ -z "$kver" ]; then
-	_tap_result 1 "a Debian 6.1 kernel with headers is installed (scripts/debian-packages.kmod)"
-	done_testing
-	exit 1
-fi
-ok "module, installed project and initramfs staged for $kver" nd_prepare "$kver" || { done_testing; exit 1; }
+nd_setup 6.1
+kver=$ND_KVER
 nodejob=$(nd_nodejob)
 log=$ND_WORK/nocache-$kver.log
 nd_boot "$kver" "$log" none 1G 2 "${ZS_NODE_LIMIT_S:-600}" "$ND_DIR/guest-nocache.sh" \

@@ -11,7 +11,7 @@
 #                         boots the guest, runs SCRIPT (a bash file on the
 #                         host's file system) there with the variables in
 #                         its environment; 0 when the guest reached its end
-#                         marker. Holds flock $ZS_QEMU_LOCK while QEMU runs
+#                         marker. ND_APPEND adds kernel parameters. Holds flock $ZS_QEMU_LOCK while QEMU runs
 #                         when that variable names a lock file. With
 #                         ND_MONITOR=PATH, QEMU's monitor listens there
 #                         (nd_monitor PATH stop|cont pauses and resumes).
@@ -95,6 +95,20 @@ nd_prepare() {
 	nd_initramfs "$kver" "$ND_INITRD" || { echo "# initramfs for $kver failed" >&2; return 1; }
 }
 
+# nd_setup SERIES: the host's newest kernel of SERIES ("6.1") staged for
+# boots (nd_prepare); sets ND_KVER. Otherwise fails the test file, naming
+# what is missing.
+nd_setup() {
+	ND_KVER=$(km_kver "$1")
+	if [ -z "$ND_KVER" ]; then
+		_tap_result 1 "a Debian $1 kernel with headers is installed (scripts/debian-packages.kmod)"
+		done_testing
+		exit 1
+	fi
+	ok "module, installed project and initramfs staged for $ND_KVER" nd_prepare "$ND_KVER" ||
+		{ done_testing; exit 1; }
+}
+
 # nd_boot KVER LOG CACHE MEM SMP TIMEOUT SCRIPT [VAR=VALUE...]: the
 # variables go to a file next to LOG that the guest sources (the kernel
 # command line cannot carry spaces safely).
@@ -111,7 +125,7 @@ nd_boot() {
 	} > "$conf"
 	local -a KM_QEMU_ARGS=(-nic none -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap")
 	[ -n "${ND_MONITOR:-}" ] && KM_QEMU_ARGS+=(-monitor "unix:$ND_MONITOR,server=on,wait=off")
-	local KM_APPEND="ZS_GUEST=$script ZS_GUEST_CONF=$conf ZS_STAGE=$ND_WORK/stage ZS_MODS=$ND_WORK/mods-$kver ZS_SRCDIR=$ZS_SRCDIR ZS_BUILDDIR=$ZS_BUILDDIR"
+	local KM_APPEND="${ND_APPEND:+$ND_APPEND }ZS_GUEST=$script ZS_GUEST_CONF=$conf ZS_STAGE=$ND_WORK/stage ZS_MODS=$ND_WORK/mods-$kver ZS_SRCDIR=$ZS_SRCDIR ZS_BUILDDIR=$ZS_BUILDDIR"
 	local nodes="$mem:$cache"
 	[ "$cache" = none ] && nodes="none:$mem"
 	[ -n "${ZS_QEMU_LOCK:-}" ] && mkdir -p "$(dirname "$ZS_QEMU_LOCK")"

@@ -159,6 +159,38 @@ static void sorter_state(void)
 	   "without prometheus_dir nothing is written");
 }
 
+/* The kernel's refusal of the module, by name, and its end once it loads;
+ * an unchanged answer is not written again. */
+static void module_refusal(void)
+{
+	struct zs_policy p = policy_in("module");
+	struct zs_tally none = { 0 }, sorted = { .rounds = 1, .sorted = 1 };
+	char err[ZS_ERRLEN], path[PATH_MAX + 32], buf[8192];
+	struct stat before, after;
+
+	snprintf(path, sizeof(path), "%s/" ZS_METRICS_FILE, p.prometheus_dir);
+	zs_metrics_sorts(&p, "n3", "compact", &none, &sorted, err);
+	read_file(path, buf, sizeof(buf));
+	ok(!strstr(buf, "zonesort_module_refused"), "no load tried: no refusal series");
+	ok(!zs_metrics_module(&p, "signature", err), "a refusal is recorded: %s", err);
+	read_file(path, buf, sizeof(buf));
+	ok(strstr(buf, "zonesort_module_refused{node=\"n3\",reason=\"signature\"} 1\n") != NULL,
+	   "the metrics name it: reason signature, 1");
+	ok(strstr(buf, "zonesort_sorter_up{node=\"n3\",backend=\"compact\"} 1\n") != NULL,
+	   "... next to the sorter that is used instead");
+	stat(path, &before);
+	ok(!zs_metrics_module(&p, "signature", err), "the same refusal again");
+	stat(path, &after);
+	ok(before.st_ino == after.st_ino, "... does not rewrite the file");
+	zs_metrics_sorts(&p, "n3", "compact", &none, &sorted, err);
+	read_file(path, buf, sizeof(buf));
+	ok(strstr(buf, "reason=\"signature\"} 1\n") != NULL, "sorts keep the refusal");
+	zs_metrics_module(&p, "none", err);
+	read_file(path, buf, sizeof(buf));
+	ok(strstr(buf, "zonesort_module_refused{node=\"n3\",reason=\"none\"} 0\n") != NULL &&
+	   !strstr(buf, "reason=\"signature\""), "once the module loads: reason none, 0");
+}
+
 static void unsafe_dirs(void)
 {
 	char dir[PATH_MAX], link[PATH_MAX + 8], err[ZS_ERRLEN];
@@ -280,6 +312,7 @@ int main(void)
 	chmod(top, 0755);
 	concurrent_writers();
 	sorter_state();
+	module_refusal();
 	unsafe_dirs();
 	records();
 	char cmd[128];
