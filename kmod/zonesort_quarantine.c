@@ -25,8 +25,9 @@
  *     offlining, contiguous allocations; and when memory goes offline
  *     (the memory notifier), for holds isolation cannot take back,
  *   - under memory pressure: a shrinker, reporting them as reclaimed,
- *   - on "release" or "release N" written to the quarantine file, and
- *     when the quarantine is switched off or the module unloads.
+ *   - on "1" written to quarantine/release (every node's) or to a node's
+ *     quarantine_release, and when the quarantine is switched off or the
+ *     module unloads.
  *
  * Bounds. A node holds at most quarantine_max_permille per mille of its
  * cache's pages, at every instant: a take first makes room by giving back
@@ -71,6 +72,7 @@
 #include <linux/sysfs.h>
 #include <linux/vmstat.h>
 
+#include "zonesort_abi.h"
 #include "zonesort_compat.h"
 #include "zonesort_hold.h"
 #include "zonesort_internal.h"
@@ -91,13 +93,13 @@ module_param_named(quarantine, zsq_enabled, bool, 0644);
 MODULE_PARM_DESC(quarantine,
 		 "take the free blocks a sort cannot keep from colliding out of the free lists until the next sort, memory pressure or isolation (default Y)");
 
-static unsigned int zsq_permille = 125, zsq_max_permille = 500;
+static unsigned int zsq_permille = ZS_DEFAULT_Q_PERMILLE, zsq_max_permille = ZS_DEFAULT_Q_MAX_PERMILLE;
 
 static int zsq_set_permille(const char *val, const struct kernel_param *kp)
 {
 	unsigned int v;
 
-	if (kstrtouint(val, 0, &v) || v > 1000) {
+	if (kstrtouint(val, 0, &v) || v > ZS_MAX_PERMILLE) {
 		pr_warn("%s: '%.*s' is not a number from 0 to 1000 (per mille of the cache's pages)\n",
 			kp->name, (int)strcspn(val, "\n"), val);
 		return -EINVAL;
@@ -141,7 +143,7 @@ static struct {
 	atomic64_t gone, no_room;
 } zsq_stats;
 
-/* The last sort's figures, for the quarantine file; written by the sort
+/* The last sort's figures, for quarantine/stats; written by the sort
  * at its end, read without a lock. */
 static struct zsq_figures zsq_last = { .nid = -1 };
 
@@ -927,54 +929,43 @@ static struct notifier_block zsq_memory_nb = {
 };
 
 /* ------------------------------------------------------------------------
- * /sys/kernel/zone_sort_free_pages/quarantine: read the figures; write
- * "on" or "off" (the quarantine parameter: from the next sort on),
- * "release" (give everything back now) or "release N" (node N's only).
- * A release also restarts the nodes' peak_pages.
+ * sysfs (zonesort_abi.h): quarantine/stats and quarantine/release, and in
+ * each node's directory what the node holds and quarantine_release.
  */
-static ssize_t quarantine_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+static ssize_t stats_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {
 	struct zsq_figures f = zsq_last;
-	ssize_t len;
-	int nid;
 
-	len = sysfs_emit(buf,
-			 "enabled=%d\n"
-			 "limit_permille=%u\n"
-			 "max_permille=%u\n"
-			 "taken_pages_total=%lld\n"
-			 "released_pages_total=%lld\n"
-			 "released_by_pressure_pages=%lld\n"
-			 "released_by_isolation_pages=%lld\n"
-			 "released_by_offline_pages=%lld\n"
-			 "not_taken_gone=%lld\n"
-			 "not_taken_no_room=%lld\n"
-			 "last_node=%d\n"
-			 "last_taken_pages=%lu\n"
-			 "last_kept_pages=%lu\n"
-			 "last_given_back_pages=%lu\n"
-			 "last_take_failed=%lu\n"
-			 "last_short_pages=%lu\n"
-			 "last_settle_taken_pages=%lu\n"
-			 "last_stray_pages=%lu\n"
-			 "last_allcpu_ops=%lu\n"
-			 "last_take_ns=%lld\n",
-			 READ_ONCE(zsq_enabled), READ_ONCE(zsq_permille), READ_ONCE(zsq_max_permille),
-			 atomic64_read(&zsq_stats.taken), atomic64_read(&zsq_stats.released),
-			 atomic64_read(&zsq_stats.shrunk), atomic64_read(&zsq_stats.isolated),
-			 atomic64_read(&zsq_stats.offlined), atomic64_read(&zsq_stats.gone),
-			 atomic64_read(&zsq_stats.no_room), f.nid, f.taken, f.kept, f.given_back,
-			 f.failed, f.short_pages + f.room_short, f.settle_taken, f.strays,
-			 f.allcpu_ops, f.ns);
-	for_each_node_state(nid, N_MEMORY) {
-		struct zsq_node *qn = &zsq_nodes[nid];
+	return sysfs_emit(buf,
+			  "taken_pages_total=%lld\n"
+			  "released_pages_total=%lld\n"
+			  "released_by_pressure_pages=%lld\n"
+			  "released_by_isolation_pages=%lld\n"
+			  "released_by_offline_pages=%lld\n"
+			  "not_taken_gone=%lld\n"
+			  "not_taken_no_room=%lld\n"
+			  "last_node=%d\n"
+			  "last_taken_pages=%lu\n"
+			  "last_kept_pages=%lu\n"
+			  "last_given_back_pages=%lu\n"
+			  "last_take_failed=%lu\n"
+			  "last_short_pages=%lu\n"
+			  "last_settle_taken_pages=%lu\n"
+			  "last_stray_pages=%lu\n"
+			  "last_allcpu_ops=%lu\n"
+			  "last_take_ns=%lld\n",
+			  atomic64_read(&zsq_stats.taken), atomic64_read(&zsq_stats.released),
+			  atomic64_read(&zsq_stats.shrunk), atomic64_read(&zsq_stats.isolated),
+			  atomic64_read(&zsq_stats.offlined), atomic64_read(&zsq_stats.gone),
+			  atomic64_read(&zsq_stats.no_room), f.nid, f.taken, f.kept, f.given_back,
+			  f.failed, f.short_pages + f.room_short, f.settle_taken, f.strays,
+			  f.allcpu_ops, f.ns);
+}
 
-		len += sysfs_emit_at(buf, len,
-				     "node=%d held_pages=%lu held_blocks=%lu limit_pages=%lu max_pages=%lu peak_pages=%lu\n",
-				     nid, READ_ONCE(qn->pages), READ_ONCE(qn->nblocks),
-				     READ_ONCE(qn->limit), READ_ONCE(qn->max), READ_ONCE(qn->peak));
-	}
-	return len;
+/* "1" (a newline may follow): the only value a release file takes. */
+static bool zsq_one(const char *buf)
+{
+	return sysfs_streq(buf, "1");
 }
 
 static void zsq_release_node(int nid)
@@ -987,43 +978,137 @@ static void zsq_release_node(int nid)
 	spin_unlock(&qn->lock);
 }
 
-static ssize_t quarantine_store(struct kobject *k, struct kobj_attribute *a, const char *buf,
-				size_t len)
+static ssize_t release_store(struct kobject *k, struct kobj_attribute *a, const char *buf,
+			     size_t len)
 {
 	int nid;
 
-	if (sysfs_streq(buf, "on")) {
-		WRITE_ONCE(zsq_enabled, true);
-	} else if (sysfs_streq(buf, "off")) {
-		WRITE_ONCE(zsq_enabled, false);
-	} else if (sysfs_streq(buf, "release")) {
-		for_each_node(nid)
-			zsq_release_node(nid);
-	} else if (!strncmp(buf, "release ", 8)) {
-		if (kstrtoint(buf + 8, 10, &nid) || nid < 0 || nid >= nr_node_ids ||
-		    !node_online(nid))
-			return -EINVAL;
-		zsq_release_node(nid);
-	} else {
+	if (!zsq_one(buf))
 		return -EINVAL;
-	}
+	for_each_node(nid)
+		zsq_release_node(nid);
 	return len;
 }
 
-static struct kobj_attribute zsq_attr = __ATTR(quarantine, 0644, quarantine_show, quarantine_store);
+/* The parameters, also as files of the quarantine's directory, so that
+ * everything user space sets is under ZS_SYSFS_DIR. */
+static ssize_t enabled_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(zsq_enabled));
+}
+
+static ssize_t enabled_store(struct kobject *k, struct kobj_attribute *a, const char *buf,
+			     size_t len)
+{
+	bool v;
+
+	if (kstrtobool(buf, &v))
+		return -EINVAL;
+	WRITE_ONCE(zsq_enabled, v);
+	return len;
+}
+
+static ssize_t zsq_permille_store(unsigned int *to, const char *name, const char *buf,
+				  size_t len)
+{
+	struct kernel_param kp = { .name = name, .arg = to };
+	char val[16];
+
+	strscpy(val, buf, sizeof(val));
+	return zsq_set_permille(val, &kp) ?: len;
+}
+
+static ssize_t permille_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(zsq_permille));
+}
+
+static ssize_t permille_store(struct kobject *k, struct kobj_attribute *a, const char *buf,
+			      size_t len)
+{
+	return zsq_permille_store(&zsq_permille, ZS_PARAM_Q_PERMILLE, buf, len);
+}
+
+static ssize_t max_permille_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(zsq_max_permille));
+}
+
+static ssize_t max_permille_store(struct kobject *k, struct kobj_attribute *a, const char *buf,
+				  size_t len)
+{
+	return zsq_permille_store(&zsq_max_permille, ZS_PARAM_Q_MAX_PERMILLE, buf, len);
+}
+
+static struct kobj_attribute zsq_attr_stats = __ATTR_RO(stats);
+static struct kobj_attribute zsq_attr_release = __ATTR_WO(release);
+static struct kobj_attribute zsq_attr_enabled = __ATTR_RW(enabled);
+static struct kobj_attribute zsq_attr_permille = __ATTR_RW(permille);
+static struct kobj_attribute zsq_attr_max_permille = __ATTR_RW(max_permille);
+
+static struct attribute *zsq_attrs[] = {
+	&zsq_attr_stats.attr,
+	&zsq_attr_release.attr,
+	&zsq_attr_enabled.attr,
+	&zsq_attr_permille.attr,
+	&zsq_attr_max_permille.attr,
+	NULL,
+};
+
+static const struct attribute_group zsq_group = {
+	.attrs = zsq_attrs,
+};
+
+static struct kobject *zsq_kobj;
+
+#define ZSQ_NODE_SHOW(name, field)						\
+static ssize_t name##_show(struct kobject *k, struct kobj_attribute *a, char *buf)	\
+{										\
+	return sysfs_emit(buf, "%lu\n", READ_ONCE(zsq_nodes[zs_kobj_nid(k)].field));	\
+}										\
+static struct kobj_attribute zsq_attr_##name = __ATTR_RO(name)
+
+ZSQ_NODE_SHOW(quarantine_held_pages, pages);
+ZSQ_NODE_SHOW(quarantine_held_blocks, nblocks);
+ZSQ_NODE_SHOW(quarantine_limit_pages, limit);
+ZSQ_NODE_SHOW(quarantine_max_pages, max);
+ZSQ_NODE_SHOW(quarantine_peak_pages, peak);
+
+static ssize_t quarantine_release_store(struct kobject *k, struct kobj_attribute *a,
+					const char *buf, size_t len)
+{
+	if (!zsq_one(buf))
+		return -EINVAL;
+	zsq_release_node(zs_kobj_nid(k));
+	return len;
+}
+
+static struct kobj_attribute zsq_attr_quarantine_release = __ATTR_WO(quarantine_release);
+
+static struct attribute *zsq_node_attrs[] = {
+	&zsq_attr_quarantine_held_pages.attr,
+	&zsq_attr_quarantine_held_blocks.attr,
+	&zsq_attr_quarantine_limit_pages.attr,
+	&zsq_attr_quarantine_max_pages.attr,
+	&zsq_attr_quarantine_peak_pages.attr,
+	&zsq_attr_quarantine_release.attr,
+	NULL,
+};
+
+const struct attribute_group zsq_node_group = {
+	.attrs = zsq_node_attrs,
+};
 
 int zsq_init(struct kobject *dir)
 {
-	int nid, zi, order, err;
+	int nid, zi, order, err = -ENOMEM;
 
 	zsq_cache = kmem_cache_create("zonesort_held_block", sizeof(struct zsq_block), 0, 0, NULL);
 	if (!zsq_cache)
 		return -ENOMEM;
 	zsq_nodes = kcalloc(nr_node_ids, sizeof(*zsq_nodes), GFP_KERNEL);
-	if (!zsq_nodes) {
-		err = -ENOMEM;
+	if (!zsq_nodes)
 		goto cache;
-	}
 	for (nid = 0; nid < nr_node_ids; nid++) {
 		struct zsq_node *qn = &zsq_nodes[nid];
 
@@ -1033,20 +1118,23 @@ int zsq_init(struct kobject *dir)
 			for (order = 0; order < ZS_NR_ORDERS; order++)
 				INIT_LIST_HEAD(&qn->held[zi][order]);
 	}
+	zsq_kobj = kobject_create_and_add(ZS_QUARANTINE_DIR, dir);
+	if (!zsq_kobj)
+		goto free;
+	err = sysfs_create_group(zsq_kobj, &zsq_group);
+	if (err)
+		goto kobj;
 	err = zsq_shrinker_add();
 	if (err)
-		goto free;
+		goto kobj;
 	err = register_memory_notifier(&zsq_memory_nb);
 	if (err)
 		goto shrinker;
-	err = sysfs_create_file(dir, &zsq_attr.attr);
-	if (err)
-		goto notifier;
 	return 0;
-notifier:
-	unregister_memory_notifier(&zsq_memory_nb);
 shrinker:
 	zsq_shrinker_del();
+kobj:
+	kobject_put(zsq_kobj);
 free:
 	kfree(zsq_nodes);
 	zsq_nodes = NULL;
@@ -1059,6 +1147,8 @@ void zsq_exit(void)
 {
 	if (!zsq_nodes)
 		return;
+	/* Removing the files waits for writers still inside them. */
+	kobject_put(zsq_kobj);
 	unregister_memory_notifier(&zsq_memory_nb);
 	zsq_shrinker_del();
 	zsq_release_all();

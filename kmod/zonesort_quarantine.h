@@ -103,10 +103,15 @@ bool zsq_block_isolated(struct zsq_block *b, bool *free_block);
 /* Frees b once the kernel no longer uses it (zsh_idle). */
 void zsq_block_free(struct zsq_block *b);
 
-/* Adds the "quarantine" file to the module's sysfs directory; registers the
- * shrinker and the memory-offline notifier. */
+/* The quarantine's files in each node's sysfs directory. */
+extern const struct attribute_group zsq_node_group;
+
+/* Adds the quarantine directory to the module's sysfs directory dir;
+ * registers the shrinker and the memory-offline notifier. Before the
+ * nodes' directories are made. */
 int zsq_init(struct kobject *dir);
-/* Gives everything back; after the last sort. */
+/* Gives everything back; after the last sort, the nodes' directories
+ * removed. */
 void zsq_exit(void);
 #else
 /* Kernels where held pages cannot be kept out of isolation's way (see

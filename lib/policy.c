@@ -3,6 +3,7 @@
 #include "policy.h"
 #include "errbuf.h"
 #include "parse.h"
+#include "zonesort_abi.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,8 @@ void zs_policy_defaults(struct zs_policy *p)
 	p->quarantine = true;
 	p->compact_full = true;
 	p->compact_interval = 300;
+	p->quarantine_permille = -1;
+	p->quarantine_max_permille = -1;
 	strcpy(p->modprobe, "no");
 	strcpy(p->nodes, "auto");
 	strcpy(p->sysfs, "/sys/kernel/zone_sort_free_pages");
@@ -150,12 +153,20 @@ int zs_policy_set(struct zs_policy *p, const char *word, char *err)
 		rc = zs_parse_bool(what, v, &p->quarantine, err);
 	} else if (!strcmp(key, "compact_full")) {
 		rc = zs_parse_bool(what, v, &p->compact_full, err);
+	} else if (!strcmp(key, "quarantine_permille")) {
+		rc = zs_parse_u64(what, v, 0, ZS_MAX_PERMILLE, &n, err);
+		if (!rc)
+			p->quarantine_permille = (int)n;
+	} else if (!strcmp(key, "quarantine_max_permille")) {
+		rc = zs_parse_u64(what, v, 0, ZS_MAX_PERMILLE, &n, err);
+		if (!rc)
+			p->quarantine_max_permille = (int)n;
 	} else if (!strcmp(key, "compact_interval")) {
 		rc = zs_parse_u64(what, v, ZS_MIN_COMPACT_INTERVAL, ZS_MAX_COMPACT_INTERVAL, &n, err);
 		if (!rc)
 			p->compact_interval = (unsigned)n;
 	} else {
-		rc = zs_fail(err, "unknown argument '%s'; known keys: default, allow_off, min_period, sorter, modprobe, drop_caches, nodes, sysfs, node_sysfs, statedir, helper, cache_size, ways, sample_conflicts, prometheus_dir, report_days, quarantine, compact_full, compact_interval",
+		rc = zs_fail(err, "unknown argument '%s'; known keys: default, allow_off, min_period, sorter, modprobe, drop_caches, nodes, sysfs, node_sysfs, statedir, helper, cache_size, ways, sample_conflicts, prometheus_dir, report_days, quarantine, quarantine_permille, quarantine_max_permille, compact_full, compact_interval",
 			     word);
 	}
 	free(key);

@@ -55,6 +55,9 @@ struct zs_policy {
 	bool quarantine;		/* quarantine=yes|no: the kernel module takes colliding free blocks */
 	bool compact_full;		/* compact_full=yes|no: a full quarantine is given back and the node compacted (sorter.c) */
 	unsigned compact_interval;	/* compact_interval=<seconds> at least between two such compactions of a node */
+	int quarantine_permille;	/* quarantine_permille=<0-1000>: where a node's limit starts, per
+					 * mille of its cache's pages; -1 = the module's own */
+	int quarantine_max_permille;	/* quarantine_max_permille=<0-1000>: the most a node holds; -1 = the module's */
 };
 
 void zs_policy_defaults(struct zs_policy *p);

@@ -37,9 +37,11 @@ struct zs_sorter;
 /* A node's quarantine in this project's module, and the sorter's last
  * compaction of the node for a full one (zs_sorter_quarantine). */
 struct zs_quarantine_state {
-	long long held_pages, limit_pages;	/* limit_pages: doubled while boosted */
-	long long boost_s;	/* seconds the limit stays doubled after a compaction;
-				 * 0: not boosted, -1: a module without boosts */
+	long long held_pages;	/* held now */
+	long long limit_pages;	/* what a sort may leave held now: grows after
+				 * sorts short of room, up to max_pages */
+	long long max_pages;	/* the most it ever holds (quarantine_max_permille) */
+	long long peak_pages;	/* the most it held at once */
 	double compacted_ago_s;	/* -1: none this boot */
 };
 

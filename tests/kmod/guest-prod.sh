@@ -41,9 +41,7 @@ mi() { awk -v k="$1:" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'
 NMI=/sys/devices/system/node/node0/meminfo
 # q KEY: a value of node 0's quarantine line, or a key=value line.
 q() {
-	_v=$(sed -n "s/^$1=//p" $Q)
-	[ -n "$_v" ] || _v=$(grep '^node=0 ' $Q | tr ' ' '\n' | sed -n "s/^$1=//p")
-	echo "$_v"
+	if [ -e $Z/node0/quarantine_$1 ]; then cat $Z/node0/quarantine_$1; else sed -n "s/^$1=//p" $Q/stats; fi
 }
 # setp NAME VALUE: a module parameter, a failing step when refused.
 setp() { step "param_$1_$2" 10 sh -c "echo $2 > $P/$1"; }
@@ -132,10 +130,10 @@ echo 'file memory_hotplug.c +p' > /sys/kernel/debug/dynamic_debug/control
 # --- bound: small limits, back-to-back sorts, sampled meanwhile.
 setp quarantine_max_permille ${ZS_BOUND_MAX_PERMILLE:-20}
 setp quarantine_permille ${ZS_BOUND_PERMILLE:-10}
-step release_bound 30 sh -c "echo release > $Q"
+step release_bound 30 sh -c "echo 1 > $Q/release"
 rm -f /tmp/sample.stop
 bg sample 300 sh -c "while [ ! -e /tmp/sample.stop ]; do
-	echo \"\$(grep '^node=0 ' $Q) kr=\$(awk '\$3 == \"KReclaimable:\" { print \$4 }' $NMI)\"; done"
+	echo \"held_pages=\$(cat $Z/node0/quarantine_held_pages) kr=\$(awk '\$3 == \"KReclaimable:\" { print \$4 }' $NMI)\"; done"
 SAMPLER=$BG
 t0=$(now_cs)
 step bound_sorts 300 zstest writes $Z/nodeid 0 6
@@ -153,7 +151,7 @@ sortstep sort_full
 M full_held=$(q held_pages) full_blocks=$(q held_blocks) full_limit=$(q limit_pages)
 M full_kr1=$(mi KReclaimable) full_nkr1=$(mi KReclaimable $NMI) full_free1=$(mi MemFree) \
 	full_avail1=$(mi MemAvailable) full_nfree1=$(mi MemFree $NMI)
-step release_full 30 sh -c "echo release > $Q"
+step release_full 30 sh -c "echo 1 > $Q/release"
 M full_kr2=$(mi KReclaimable) full_nkr2=$(mi KReclaimable $NMI) full_free2=$(mi MemFree) \
 	full_avail2=$(mi MemAvailable) full_nfree2=$(mi MemFree $NMI) full_held2=$(q held_pages)
 M low_kb=$(awk '$1 == "low" && NF == 2 { s += $2 } END { print s * 4 }' /proc/zoneinfo)
@@ -247,7 +245,7 @@ hits() { awk '$1 ~ /^zsac_/ { s += $2 } END { print s + 0 }' $T/kprobe_profile; 
 ipis() { awk '$1 == "CAL:" || $1 == "TLB:" || $1 == "RES:" { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i } END { print s + 0 }' /proc/interrupts; }
 # allcpu TAG MAX_PERMILLE: one sort from empty with that limit.
 allcpu() {
-	step release_$1 30 sh -c "echo release > $Q"
+	step release_$1 30 sh -c "echo 1 > $Q/release"
 	setp quarantine_max_permille $2
 	setp quarantine_permille $2
 	_h0=$(hits)
@@ -295,7 +293,7 @@ setp quarantine_max_permille 500
 setp quarantine_permille 500
 online_blocks online_giant online_kernel /tmp/giant_blocks
 step dump_giant0 60 cp /sys/kernel/debug/zonesort/freelists /tmp/fl0
-step release_huge1 30 sh -c "echo release > $Q"
+step release_huge1 30 sh -c "echo 1 > $Q/release"
 sortstep sort_huge1
 step dump_giant1 60 cp /sys/kernel/debug/zonesort/freelists /tmp/fl1
 step giant_before 60 zsblocks /tmp/fl0 $BLOCK
@@ -305,7 +303,7 @@ set -- $(taken /tmp/giant_blocks)
 M huge_q1_held=$(q held_pages) huge_giant_block=$1 huge_giant_taken=$2 \
 	huge_giant_free_pages=$(for b in $(cat /tmp/giant_blocks); do sed -n "s/^block=$b free=//p" $OUT/giant_before; done | awk '{ s += $1 } END { print s + 0 }')
 huge huge_q1 $H1 2
-step release_huge1b 30 sh -c "echo release > $Q"
+step release_huge1b 30 sh -c "echo 1 > $Q/release"
 setp quarantine N
 huge huge_o1 $H1 2
 setp quarantine Y
@@ -315,7 +313,7 @@ M huge_pool=$(cat $H2) huge_memfree_kb=$(mi MemFree)
 sortstep sort_huge2
 M huge_q2_held=$(q held_pages)
 huge huge_q2 $H2 100000
-step release_huge2 30 sh -c "echo release > $Q"
+step release_huge2 30 sh -c "echo 1 > $Q/release"
 setp quarantine N
 huge huge_o2 $H2 100000
 setp quarantine Y

@@ -186,16 +186,17 @@ _gn_module_estimate() {
 # _gn_quarantine: what the module's quarantine holds and took at its last
 # sort, and why blocks were not taken (figures, never an oracle).
 _gn_quarantine() {
-	local q=/sys/kernel/zone_sort_free_pages/quarantine
-	[ -r $q ] || { echo "quar=none"; return; }
+	local z=/sys/kernel/zone_sort_free_pages q=/sys/kernel/zone_sort_free_pages/quarantine
+	[ -r $q/stats ] || { echo "quar=none"; return; }
+	printf 'quar_enabled=%s quar_held=%s quar_limit=%s quar_max=%s quar_peak=%s ' "$(cat $q/enabled)" \
+		"$(cat $z/node0/quarantine_held_pages)" "$(cat $z/node0/quarantine_limit_pages)" \
+		"$(cat $z/node0/quarantine_max_pages)" "$(cat $z/node0/quarantine_peak_pages)"
 	awk -F= '
-		/^node=0 / { split($0, w, " ");
-			for (i in w) { split(w[i], kv, "="); if (kv[1] == "held_pages") h = kv[2]; if (kv[1] == "limit_pages") l = kv[2] } }
-		$1 == "enabled" { e = $2 } $1 == "last_taken_pages" { t = $2 } $1 == "last_take_failed" { f = $2 }
-		$1 == "not_taken_pageblock" { pb = $2 } $1 == "not_taken_refused" { r = $2 }
-		$1 == "refused_taken_at_head" { a = $2 } $1 == "last_short_pages" { sh = $2 }
+		$1 == "last_taken_pages" { t = $2 } $1 == "last_take_failed" { f = $2 }
+		$1 == "not_taken_no_room" { nr = $2 } $1 == "last_short_pages" { sh = $2 }
 		$1 == "last_given_back_pages" { g = $2 } $1 == "last_settle_taken_pages" { st = $2 }
-		END { printf "quar_enabled=%s quar_held=%s quar_limit=%s quar_last_taken=%s quar_last_failed=%s quar_not_taken_pageblock=%s quar_refused=%s quar_refused_taken_at_head=%s quar_short=%s quar_given_back=%s quar_settle_taken=%s", e, h, l, t, f, pb, r, a, sh, g, st }' $q
+		$1 == "last_allcpu_ops" { ac = $2 }
+		END { printf "quar_last_taken=%s quar_last_failed=%s quar_not_taken_no_room=%s quar_short=%s quar_given_back=%s quar_settle_taken=%s quar_allcpu=%s", t, f, nr, sh, g, st, ac }' $q/stats
 }
 
 # _gn_vm: the node's page frees, reclaimed pages, pages isolated for
@@ -206,7 +207,7 @@ _gn_vm() {
 		/^released_pages_total=/ { sub(/.*=/, ""); r = $0 }
 		$1 == "MemFree:" { m = $2 / 4 }
 		END { printf "%d %d %d %d %d\n", f, s, c, r, m }' /proc/vmstat /proc/meminfo \
-		$(ls /sys/kernel/zone_sort_free_pages/quarantine 2> /dev/null)
+		$(ls /sys/kernel/zone_sort_free_pages/quarantine/stats 2> /dev/null)
 }
 
 # _gn_compact_scanned: pages compaction scanned for migration so far,
@@ -314,7 +315,7 @@ _gn_diag_before() {
 	t0=$(_gn_uptime_ns)
 	cp /sys/kernel/debug/zonesort/freelists "$d/freelists" || M "diag_$1=dump-failed"
 	GN_DIAG_MS=$((($(_gn_uptime_ns) - t0) / 1000000))
-	cp /sys/kernel/zone_sort_free_pages/quarantine "$d/quarantine"
+	cp /sys/kernel/zone_sort_free_pages/quarantine/stats "$d/quarantine"
 	: > "$d/pagetypeinfo"
 	: > "$d/kpageflags"
 }
@@ -325,7 +326,7 @@ _gn_diag_after() {
 	cpu=$(_gn_field "$2" cpu0)
 	mv "$GN_LONG/pfns.$1" "$d/pfns" || { M "diag_$1=no-pfns"; return 0; }
 	M "diag_$1=ok cpu=$cpu dump_ms=$GN_DIAG_MS $("$ZS_ZSBOUND" "$d" $((ZS_CACHE_BYTES / 4096)) 1 $((ZS_HALF / 4096)) "${cpu:-0}" base 2>&1 | tr '\n' ' ')"
-	M "diag_$1_quarantine $(grep -E '^last_|^node=' "$d/quarantine" | tr '\n' ' ')"
+	M "diag_$1_quarantine $(grep -E '^last_' "$d/quarantine" | tr '\n' ' ')"
 	rm -rf "$d"
 }
 

@@ -36,10 +36,9 @@ M param_cache_size=$(cat /sys/module/zonesort/parameters/cache_size 2>/dev/null)
 	param_ways=$(cat /sys/module/zonesort/parameters/ways 2>/dev/null)
 # The module's own figures for node 0, read right before status (no job
 # runs, nothing sorts in between).
-# held/limit/boost: the limit is doubled for boost_s seconds after a
-# full quarantine's node was compacted.
-M module_quarantine=$(sed -n 's/^node=0 held_pages=\([0-9]*\) .*limit_pages=\([0-9]*\) boost_s=\([0-9]*\)$/\1\/\2\/\3/p' \
-	/sys/kernel/zone_sort_free_pages/quarantine 2>/dev/null)
+# held/limit/max in pages.
+Z=/sys/kernel/zone_sort_free_pages/node0
+M module_quarantine=$(cat $Z/quarantine_held_pages $Z/quarantine_limit_pages $Z/quarantine_max_pages 2>/dev/null | paste -sd/)
 gn_cap status_after zonesort status
 gn_step cluster_stop 120 cluster_stop
 M tainted=$(cat /proc/sys/kernel/tainted) uptime=$(cut -d' ' -f1 /proc/uptime)

@@ -100,16 +100,14 @@ nd_main_test() {
 	v=$(km_lines "$log" status_after)
 	like "$v" "sorter: kernel" "zonesort status after the jobs: the kernel sorter"
 	like "$v" "rc=0" "... and exits 0"
-	# The default limit, 1/8 of the cache's 65536 pages (twice that while
-	# boost_s runs after a full quarantine's compaction), and what the
-	# module's file said it held.
-	local q held limit boost want_limit=8192
+	# The default maximum, half of the cache's 65536 pages; the limit
+	# starts at 1/8 (8192) and doubles after sorts short of room.
+	local q held limit max
 	q=$(km_get "$log" module_quarantine)
-	IFS=/ read -r held limit boost <<< "$q"
-	[ "${boost:-0}" -gt 0 ] 2> /dev/null && want_limit=16384
-	like "$q" "^[0-9]+/$want_limit/[0-9]+\$" \
-		"the module's quarantine file: held of a limit of 8192 pages (1/8 of 256 MiB), doubled while boost_s > 0"
-	like "$v" "quarantine: $held of $want_limit pages held" "zonesort status shows the module's quarantine"
+	IFS=/ read -r held limit max <<< "$q"
+	like "$q" "^[0-9]+/(8192|16384|32768)/32768\$" \
+		"the module's quarantine: held, a limit of 8192 pages (1/8 of 256 MiB) or doubled after short sorts, at most 32768 (1/2)"
+	like "$v" "quarantine: $held of $limit pages held .* at most 32768 " "zonesort status shows the module's quarantine"
 
 	# Each job measured three ways.
 	nd_job_checks "$log" off; off=$ND_JOB_FRACTION

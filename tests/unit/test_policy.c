@@ -67,7 +67,7 @@ static void site_policy(void)
 	char *unknown[] = { "colour=blue" };
 
 	parse(&p, err, 1, unknown);
-	err_has(err, "report_days, quarantine, compact_full, compact_interval",
+	err_has(err, "report_days, quarantine, quarantine_permille, quarantine_max_permille, compact_full, compact_interval",
 		"the known keys end with the newest");
 
 	zs_policy_defaults(&p);
@@ -107,6 +107,24 @@ static void site_policy(void)
 		ok(zs_policy_parse(&p, 1, w, err) && p.compact_interval == 77,
 		   "'%s' refused, value kept", cintbad[i]);
 		err_has(err, "compact_interval", "... naming the key ('%s')", cintbad[i]);
+	}
+
+	ok(p.quarantine_permille == -1 && p.quarantine_max_permille == -1,
+	   "quarantine_permille and quarantine_max_permille: the module's own by default");
+	char *qpm[] = { "quarantine_permille=0", "quarantine_max_permille=1000" };
+
+	ok(!parse(&p, err, 2, qpm) && p.quarantine_permille == 0 && p.quarantine_max_permille == 1000,
+	   "quarantine_permille=0 and quarantine_max_permille=1000 taken");
+	static const char *qpmbad[] = { "quarantine_permille=1001", "quarantine_max_permille=-1",
+					"quarantine_max_permille=5%", "quarantine_permille=" };
+
+	for (unsigned i = 0; i < sizeof(qpmbad) / sizeof(qpmbad[0]); i++) {
+		char *w[] = { (char *)qpmbad[i] };
+
+		p.quarantine_permille = p.quarantine_max_permille = 77;
+		ok(zs_policy_parse(&p, 1, w, err) && p.quarantine_permille == 77 &&
+		   p.quarantine_max_permille == 77, "'%s' refused, values kept", qpmbad[i]);
+		err_has(err, "quarantine_", "... naming the key ('%s')", qpmbad[i]);
 	}
 
 	char *below[] = { "min_period=60", "default=30" };

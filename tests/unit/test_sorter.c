@@ -335,11 +335,27 @@ static void read_text(const char *rel, char *buf, size_t len)
 	buf[n] = '\0';
 }
 
+/* The module's files (kmod/zonesort_abi.h, interface version 2) of a
+ * full quarantine: the last sort was node 0's, left colliding pages for
+ * lack of room, and est_ppm colliding by the module's estimate. */
+static void full_files(const char *est_ppm)
+{
+	char text[96];
+
+	write_text("kernel/interface_version", "2\n");
+	snprintf(text, sizeof(text), "sorts=3\nlast_conflict_ppm_after=%s\n", est_ppm);
+	write_text("kernel/stats", text);
+	write_text("kernel/quarantine/stats", "last_node=0\nlast_short_pages=40\n");
+	write_text("kernel/quarantine/enabled", "");
+	write_text("kernel/node0/quarantine_release", "");
+	write_text("node/node0/compact", "");
+}
+
 /*
- * A full quarantine (the module's files as it writes them) that left its
- * sort over 2% colliding: the node is given back, compacted and sorted
- * again, then not again within compact_interval; a compaction stamp older
- * than the interval lets the next one through.
+ * A full quarantine that left its sort over 1% colliding: the node's
+ * blocks are given back, the node compacted and sorted again, then not
+ * again within compact_interval; a compaction stamp older than the
+ * interval lets the next one through.
  */
 static void full_quarantine(void)
 {
@@ -355,6 +371,7 @@ static void full_quarantine(void)
 		fclose(f);
 	unlink(root_path("kernel/nodeid"));
 	write_text("kernel/nodeid", "");
+	full_files("52000");
 	unlink(root_path("state/node0.last"));
 	unlink(root_path("state/node0.compacted"));
 	policy_for(&p, "kernel");
@@ -373,10 +390,7 @@ static void full_quarantine(void)
 		static const int ago_s[] = { -1, -1, 31, 29 };
 		bool want = step == 0 || step == 2;
 
-		write_text("kernel/stats", "sorts=3\nlast_conflict_ppm_after=52000\n");
-		write_text("kernel/quarantine", "enabled=1\nlast_node=0\nlast_short_pages=40\n"
-						"node=0 held_pages=100 held_blocks=9 limit_pages=100\n");
-		write_text("node/node0/compact", "");
+		full_files("52000");
 		if (ago_s[step] >= 0) {
 			snprintf(text, sizeof(text), "boot %s %lld\n", boot,
 				 zs_boottime_ns() - ago_s[step] * 1000000000LL);
@@ -386,18 +400,12 @@ static void full_quarantine(void)
 		read_text("node/node0/compact", got, sizeof(got));
 		ok(last.outcome == ZS_SORTED && last.compacted == want && !strcmp(got, want ? "1\n" : ""),
 		   "%s (compact file '%s')", what[step], got);
-		if (want) {
-			/* Written in place, no truncation as in sysfs: "rebuild 0
-			 * 30" first (given back, twice the limit for the interval),
-			 * then the sort after it switches the quarantine "on" over
-			 * its start. */
-			read_text("kernel/quarantine", got, sizeof(got));
-			ok(!strncmp(got, "on\nuild 0 30\n", 13),
-			   "... node 0's blocks given back, twice the limit for compact_interval, before the sort after it ('%.13s')",
-			   got);
+		read_text("kernel/node0/quarantine_release", got, sizeof(got));
+		ok(!strcmp(got, want ? "1\n" : ""), "... node 0's blocks %s ('%s')",
+		   want ? "given back first" : "kept", got);
+		if (want)
 			err_has(last.msg, "quarantine full, 5.2% colliding: given back, node compacted, sorted again",
 				"... and the result says so");
-		}
 	}
 	ok(t.sorted == 4 && t.compacted == 2, "tally: 4 sorts, 2 compacted (%u, %u)", t.sorted,
 	   t.compacted);
@@ -408,10 +416,7 @@ static void full_quarantine(void)
 	for (int step = 0; step < 2; step++) {
 		bool hold = step == 0;
 
-		write_text("kernel/stats", "sorts=3\nlast_conflict_ppm_after=52000\n");
-		write_text("kernel/quarantine", "enabled=1\nlast_node=0\nlast_short_pages=40\n"
-						"node=0 held_pages=100 held_blocks=9 limit_pages=100\n");
-		write_text("node/node0/compact", "");
+		full_files("52000");
 		zs_sorter_hold_compaction(s, hold);
 		zs_sorter_sort(s, 0, &t, remember, NULL);
 		read_text("node/node0/compact", got, sizeof(got));
@@ -432,21 +437,23 @@ static void full_quarantine(void)
 		bool want = step == 0;
 
 		unlink(root_path("state/node0.compacted"));
-		snprintf(text, sizeof(text), "sorts=3\nlast_conflict_ppm_after=%s\n", ppm[step]);
-		write_text("kernel/stats", text);
-		write_text("kernel/quarantine", "enabled=1\nlast_node=0\nlast_short_pages=40\n"
-						"node=0 held_pages=100 held_blocks=9 limit_pages=100\n");
-		write_text("node/node0/compact", "");
+		full_files(ppm[step]);
 		zs_sorter_sort(s, 0, &t, remember, NULL);
 		read_text("node/node0/compact", got, sizeof(got));
 		ok(last.outcome == ZS_SORTED && last.compacted == want && !strcmp(got, want ? "1\n" : ""),
 		   "full, the estimate %s ppm: %s (compact file '%s')", ppm[step],
 		   want ? "compacted" : "not compacted", got);
 	}
+	/* The site's quarantine= reaches the module before every sort. */
+	read_text("kernel/quarantine/enabled", got, sizeof(got));
+	ok(!strcmp(got, "1\n"), "quarantine=yes written to quarantine/enabled ('%s')", got);
 	zs_sorter_close(s);
 	unlink(root_path("kernel/nodeid"));
 	unlink(root_path("kernel/stats"));
-	unlink(root_path("kernel/quarantine"));
+	unlink(root_path("kernel/interface_version"));
+	unlink(root_path("kernel/quarantine/stats"));
+	unlink(root_path("kernel/quarantine/enabled"));
+	unlink(root_path("kernel/node0/quarantine_release"));
 }
 
 int main(void)
@@ -456,6 +463,10 @@ int main(void)
 	if (!mkdtemp(root))
 		return 1;
 	path(d, sizeof(d), "kernel");
+	mkdir(d, 0755);
+	path(d, sizeof(d), "kernel/quarantine");
+	mkdir(d, 0755);
+	path(d, sizeof(d), "kernel/node0");
 	mkdir(d, 0755);
 	path(d, sizeof(d), "node");
 	mkdir(d, 0755);
