@@ -55,6 +55,8 @@ struct zs_policy {
 	bool quarantine;		/* quarantine=yes|no: the kernel module takes colliding free blocks */
 	bool compact_full;		/* compact_full=yes|no: a full quarantine is given back and the node compacted (sorter.c) */
 	unsigned compact_interval;	/* compact_interval=<seconds> at least between two such compactions of a node */
+	bool nocache_compact;		/* nocache=skip|compact: a node without a memory-side
+					 * cache is compacted (compact) or left alone (skip) */
 };
 
 void zs_policy_defaults(struct zs_policy *p);
