@@ -19,7 +19,9 @@ chmod 755 "$T"
 trap 'rm -rf "$T"' EXIT
 mkdir -p "$T/sysfs" "$T/state" "$T/prom"
 : > "$T/sysfs/nodeid"
-ARGS=(sorter=kernel "sysfs=$T/sysfs" "statedir=$T/state" nodes=0)
+# A configured cache (this machine has none, and without one there is
+# nothing to sort and no quarantine to show).
+ARGS=(sorter=kernel "sysfs=$T/sysfs" "statedir=$T/state" nodes=0 cache_size=64MiB ways=1)
 Z=$ZS_ZONESORT
 
 # quarantine_file HELD LIMIT [BOOST_S]: without BOOST_S, as a module
@@ -97,6 +99,7 @@ is "$(grep -c '^zonesort_quarantine_held_bytes{' "$prom")" 0 "no gauge without a
 # The compaction backend has no quarantine either.
 quarantine_file 5 10 > "$T/sysfs/quarantine"
 mkdir -p "$T/nodes/node0" && : > "$T/nodes/node0/compact"
-out=$("$Z" status sorter=compact "node_sysfs=$T/nodes" "statedir=$T/state" nodes=0 2>&1)
+out=$("$Z" status sorter=compact "node_sysfs=$T/nodes" "statedir=$T/state" nodes=0 cache_size=64MiB ways=1 2>&1)
+like "$out" "sorter: compact" "the compaction backend sorts the configured cache's node"
 unlike "$out" 'quarantine:' "the compaction backend shows no quarantine"
 done_testing
