@@ -90,6 +90,17 @@ static int set_sorter(const char *v, enum zs_sorter_kind *out, char *err)
 	return zs_fail(err, "sorter=%s: expected auto, kernel, compact or none", v);
 }
 
+/* nocache=skip (the default): a node where no memory-side cache is found
+ * or given has no cache slots to spread pages over, so it is left alone;
+ * compact: it is compacted all the same. */
+static int set_nocache(const char *v, bool *compact, char *err)
+{
+	if (strcmp(v, "skip") && strcmp(v, "compact"))
+		return zs_fail(err, "nocache=%s: expected skip or compact", v);
+	*compact = !strcmp(v, "compact");
+	return 0;
+}
+
 int zs_policy_set(struct zs_policy *p, const char *word, char *err)
 {
 	char *key;
@@ -161,12 +172,14 @@ int zs_policy_set(struct zs_policy *p, const char *word, char *err)
 		rc = zs_parse_u64(what, v, 0, ZS_MAX_PERMILLE, &n, err);
 		if (!rc)
 			p->quarantine_max_permille = (int)n;
+	} else if (!strcmp(key, "nocache")) {
+		rc = set_nocache(v, &p->nocache_compact, err);
 	} else if (!strcmp(key, "compact_interval")) {
 		rc = zs_parse_u64(what, v, ZS_MIN_COMPACT_INTERVAL, ZS_MAX_COMPACT_INTERVAL, &n, err);
 		if (!rc)
 			p->compact_interval = (unsigned)n;
 	} else {
-		rc = zs_fail(err, "unknown argument '%s'; known keys: default, allow_off, min_period, sorter, modprobe, drop_caches, nodes, sysfs, node_sysfs, statedir, helper, cache_size, ways, sample_conflicts, prometheus_dir, report_days, quarantine, quarantine_permille, quarantine_max_permille, compact_full, compact_interval",
+		rc = zs_fail(err, "unknown argument '%s'; known keys: default, allow_off, min_period, sorter, modprobe, drop_caches, nodes, sysfs, node_sysfs, statedir, helper, cache_size, ways, sample_conflicts, prometheus_dir, report_days, quarantine, quarantine_permille, quarantine_max_permille, compact_full, compact_interval, nocache",
 			     word);
 	}
 	free(key);
@@ -182,6 +195,8 @@ int zs_policy_parse(struct zs_policy *p, int argc, char *const argv[], char *err
 		return zs_fail(err, "default=%u is below min_period=%u", p->dflt.period, p->min_period);
 	if (p->dflt.mode == ZS_MODE_OFF && !p->allow_off)
 		return zs_fail(err, "default=off contradicts allow_off=no");
+	if (p->nocache_compact && p->sorter == ZS_SORTER_NONE)
+		return zs_fail(err, "nocache=compact contradicts sorter=none");
 	/* Any size splits into slots (slot = frame mod slots), as long as every
 	 * slot holds whole pages: 96 GiB and 384 MiB caches are real. */
 	if (p->cache_size && p->cache_size % ((uint64_t)(p->ways ? p->ways : 1) * ZS_PAGE_SIZE))

@@ -58,6 +58,8 @@ struct zs_policy {
 	int quarantine_permille;	/* quarantine_permille=<0-1000>: where a node's limit starts, per
 					 * mille of its cache's pages; -1 = the module's own */
 	int quarantine_max_permille;	/* quarantine_max_permille=<0-1000>: the most a node holds; -1 = the module's */
+	bool nocache_compact;		/* nocache=skip|compact: a node without a memory-side
+					 * cache is compacted (compact) or left alone (skip) */
 };
 
 void zs_policy_defaults(struct zs_policy *p);

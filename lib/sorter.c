@@ -34,6 +34,7 @@ struct zs_sorter {
 	long long last_start_ns;	/* when this sorter's last sort began */
 	bool compaction_held;		/* see zs_sorter_hold_compaction */
 	struct zs_kmod kmod;		/* the kernel module's files (kmod.h) */
+	bool nothing;			/* no memory-side cache, nocache=skip */
 };
 
 /* The state directory, checked and opened once per sorter. */
@@ -44,9 +45,10 @@ static int state_dir(struct zs_sorter *s, char *err)
 	return s->statefd;
 }
 
-/* hwloc's topology load costs milliseconds on every job, so it happens only
- * when the answer matters: nodes=auto, or a module to load with the cache
- * geometry. */
+/* hwloc's topology load costs milliseconds, so it happens once per boot
+ * (the copy in the state directory) and only when the answer matters:
+ * nodes=auto, whether the machine has a cache at all (unless cache_size=
+ * says so), or a module to load with the cache geometry. */
 static int discover(struct zs_sorter *s, char *err)
 {
 	char path[PATH_MAX + 16];
@@ -68,6 +70,7 @@ const char *zs_outcome_name(enum zs_outcome o)
 	case ZS_BUSY: return "busy";
 	case ZS_FAILED: return "failed";
 	case ZS_NOSORTER: return "nosorter";
+	case ZS_NOTHING: return "nothing";
 	}
 	return "?";
 }
@@ -158,9 +161,8 @@ static void record_module(struct zs_sorter *s, bool present)
 		zs_metrics_module(&s->policy, zs_modrefusal_name(s->refusal), err);
 }
 
-static void resolve_backend(struct zs_sorter *s)
+static void resolve_backend(struct zs_sorter *s, enum zs_sorter_kind want)
 {
-	enum zs_sorter_kind want = s->policy.sorter;
 	char path[PATH_MAX + 32];
 
 	s->why[0] = '\0';
@@ -216,12 +218,29 @@ int zs_sorter_open(const struct zs_policy *p, struct zs_sorter **out, char *err)
 	s->policy = *p;
 	s->statefd = -1;
 	s->last_start_ns = -1;
-	if (!strcmp(p->nodes, "auto") && discover(s, err))
+	bool ask = p->sorter != ZS_SORTER_NONE && !p->cache_size;
+
+	if ((ask || !strcmp(p->nodes, "auto")) && discover(s, err))
 		goto fail;
 	s->targets = zs_nodeset_targets(p->nodes, s->mc, s->nmc, err);
 	if (!s->targets)
 		goto fail;
-	resolve_backend(s);
+	/* cache_size= gives every node a cache: nmc is 0 only when neither
+	 * hwloc nor the site knows of one. Without one there are no slots to
+	 * spread pages over, and compaction would only migrate the jobs'
+	 * pages: nothing is done unless the site asks (nocache=compact). */
+	bool nocache = ask && s->nmc == 0;
+
+	if (nocache && !p->nocache_compact) {
+		numa_bitmask_clearall(s->targets);
+		s->nothing = true;
+		s->backend = ZS_SORTER_NONE;
+		snprintf(s->why, sizeof(s->why), "%s", ZS_NOTHING_TO_SORT);
+	} else {
+		resolve_backend(s, nocache ? ZS_SORTER_COMPACT : p->sorter);
+		if (nocache && s->backend == ZS_SORTER_COMPACT)
+			snprintf(s->why, sizeof(s->why), "no memory-side cache; nocache=compact");
+	}
 	*out = s;
 	return 0;
 fail:
@@ -265,6 +284,17 @@ const char *zs_sorter_refusal(const struct zs_sorter *s)
 const char *zs_sorter_targets(const struct zs_sorter *s, char *buf, unsigned len)
 {
 	return zs_nodeset_format(s->targets, buf, len);
+}
+
+bool zs_sorter_is_target(const struct zs_sorter *s, int node)
+{
+	return node >= 0 && node <= zs_nodeset_max() &&
+	       numa_bitmask_isbitset(s->targets, (unsigned)node);
+}
+
+bool zs_sorter_nothing_to_sort(const struct zs_sorter *s)
+{
+	return s->nothing;
 }
 
 /* Writes text to a sysfs attribute. O_NONBLOCK keeps a test's FIFO from
@@ -524,7 +554,8 @@ static void count(struct zs_tally *t, const struct zs_node_result *r)
 	case ZS_RECENT: t->recent++; break;
 	case ZS_BUSY: t->busy++; break;
 	case ZS_FAILED: t->failed++; break;
-	case ZS_NOSORTER: break;
+	case ZS_NOSORTER:
+	case ZS_NOTHING: break;
 	}
 	t->compacted += r->compacted;
 	t->seconds += r->seconds;
@@ -544,7 +575,8 @@ int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *
 
 	tally->rounds++;
 	if (s->backend == ZS_SORTER_NONE) {
-		struct zs_node_result r = { .node = -1, .outcome = ZS_NOSORTER };
+		struct zs_node_result r = { .node = -1,
+					    .outcome = s->nothing ? ZS_NOTHING : ZS_NOSORTER };
 
 		snprintf(r.msg, sizeof(r.msg), "%s", s->why);
 		if (report)

@@ -15,7 +15,13 @@ enum zs_outcome {
 	ZS_BUSY,	/* skipped: another sort runs, or the kernel module sorts on its own timer */
 	ZS_FAILED,	/* the backend refused or failed */
 	ZS_NOSORTER,	/* no backend on this machine */
+	ZS_NOTHING,	/* no memory-side cache found or given: nothing to sort (nocache=skip) */
 };
+
+/* What a node without a memory-side cache gets with nocache=skip, the
+ * default: the sorter's why, and the words of the summary line, the
+ * user's report and zonesort status. */
+#define ZS_NOTHING_TO_SORT "no memory-side cache: nothing to sort"
 
 struct zs_node_result {
 	int node;
@@ -47,7 +53,11 @@ struct zs_quarantine_state {
 
 /* Resolves the backend and the target nodes. Fails only on bad policy (a
  * node list naming absent nodes, an unusable statedir); a machine without a
- * sorter gets backend "none" and zs_sorter_why says why. */
+ * sorter gets backend "none" and zs_sorter_why says why. A machine where no
+ * memory-side cache is found (hwloc) or given (cache_size=) has nothing to
+ * sort: backend "none", no targets, and every round reports ZS_NOTHING,
+ * unless the policy says nocache=compact (then its nodes are compacted,
+ * whatever sorter= says, since no other sorter has slots to sort for). */
 int zs_sorter_open(const struct zs_policy *p, struct zs_sorter **out, char *err);
 void zs_sorter_close(struct zs_sorter *s);
 
@@ -63,6 +73,11 @@ const char *zs_sorter_why(const struct zs_sorter *s);
  * explains it. */
 const char *zs_sorter_refusal(const struct zs_sorter *s);
 const char *zs_sorter_targets(const struct zs_sorter *s, char *buf, unsigned len);
+bool zs_sorter_is_target(const struct zs_sorter *s, int node);
+
+/* True when the machine has no memory-side cache and the policy leaves
+ * such a machine alone (nocache=skip): nothing is sorted or compacted. */
+bool zs_sorter_nothing_to_sort(const struct zs_sorter *s);
 
 typedef void (*zs_node_report_fn)(void *ctx, const struct zs_node_result *r);
 

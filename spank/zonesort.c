@@ -171,7 +171,7 @@ static struct zs_request effective_request(void)
 static void note_node(void *ctx, const struct zs_node_result *r)
 {
 	(void)ctx;
-	if (r->outcome == ZS_NOSORTER)
+	if (r->outcome == ZS_NOSORTER || r->outcome == ZS_NOTHING)
 		snprintf(step.unavailable, sizeof(step.unavailable), "%s", r->msg);
 	else if (r->outcome == ZS_FAILED || r->outcome == ZS_BUSY || r->msg[0])
 		slurm_info("zonesort: job %u: node %d %s: %s", step.job, r->node,
@@ -194,7 +194,9 @@ static struct zs_sorter *sort_now(unsigned min_interval)
 	struct zs_tally before = step.tally;
 
 	zs_sorter_sort(s, min_interval, &step.tally, note_node, NULL);
-	if (zs_metrics_sorts(&policy, node_name(), step.backend, &before, &step.tally, err))
+	/* A node with nothing to sort has no sorter to be up or down. */
+	if (!zs_sorter_nothing_to_sort(s) &&
+	    zs_metrics_sorts(&policy, node_name(), step.backend, &before, &step.tally, err))
 		slurm_error("zonesort: job %u: %s", step.job, err);
 	step.sorted = true;
 	return s;
@@ -208,6 +210,9 @@ static void log_summary(const char *where, const struct zs_request *r)
 	if (r->mode == ZS_MODE_OFF && !step.sorted)
 		slurm_info("zonesort: job %u %s on %s: zonesort=off, no sort", step.job, where,
 			   node_name());
+	else if (!strcmp(step.unavailable, ZS_NOTHING_TO_SORT))
+		slurm_info("zonesort: job %u %s on %s: zonesort=%s, %s", step.job, where, node_name(),
+			   req, step.unavailable);
 	else if (step.unavailable[0])
 		slurm_info("zonesort: job %u %s on %s: zonesort=%s, sorting unavailable: %s", step.job,
 			   where, node_name(), req, step.unavailable);

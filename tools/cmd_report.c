@@ -64,6 +64,8 @@ static void print_human(uint32_t job, const struct zs_report_step *st, unsigned 
 		       printable(r->node, a, sizeof(a)), printable(r->mode, b, sizeof(b)));
 		if (!strcmp(r->mode, "off") && !r->tally.rounds)
 			printf("no sort\n");
+		else if (!strcmp(r->note, ZS_NOTHING_TO_SORT))
+			printf("%s\n", ZS_NOTHING_TO_SORT);
 		else if (r->note[0])
 			printf("sorting unavailable: %s\n", printable(r->note, a, sizeof(a)));
 		else

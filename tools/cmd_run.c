@@ -388,6 +388,16 @@ int cmd_run(int argc, char **argv)
 		emit(line, true);
 		return ZS_EXIT_FAIL;
 	}
+	/* The plugin starts no helper there; one started by hand says so
+	 * once and leaves the node alone. */
+	if (zs_sorter_nothing_to_sort(s)) {
+		fprintf(stderr, "zonesort run: %s\n", ZS_NOTHING_TO_SORT);
+		zs_tally_format(&tally, line, sizeof(line) - 1);
+		strcat(line, "\n");
+		emit(line, true);
+		zs_sorter_close(s);
+		return ZS_EXIT_OK;
+	}
 	if (sample) {
 		if (sampler_open(&sm, &policy, (pid_t)sample, err)) {
 			snprintf(line, sizeof(line), "error: conflict sampling: %s\n", err);

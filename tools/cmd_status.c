@@ -371,19 +371,28 @@ static void print_human(const struct zs_sorter *s, const struct zs_memcache *mc,
 		       zs_format_size(mc[i].size, a, sizeof(a)), ways_name(mc[i].ways, b, sizeof(b)),
 		       mc[i].line_size, mc[i].source);
 	printf("sorter: %s", zs_sorter_kind_name(k));
-	if (k == ZS_SORTER_NONE || zs_sorter_why(s)[0])
+	if (zs_sorter_nothing_to_sort(s))
+		printf(" (%s; nocache=compact compacts such a node all the same)", zs_sorter_why(s));
+	else if (k == ZS_SORTER_NONE || zs_sorter_why(s)[0])
 		printf(" (%s)", zs_sorter_why(s));
-	putchar('\n');
+	putchar('
+');
 	if (k != ZS_SORTER_KERNEL)
 		print_module_human(m);
-	printf("target nodes: %s\n", zs_sorter_targets(s, buf, sizeof(buf)));
+	zs_sorter_targets(s, buf, sizeof(buf));
+	printf("target nodes: %s
+", buf[0] ? buf : "none");
 	for (int i = 0; i < nn; i++) {
-		printf("node %d: %s memory, %s free, cache %s, %s, sorter %s: %s (%s)\n", ns[i].node,
+		printf("node %d: %s memory, %s free, cache %s, %s", ns[i].node,
 		       zs_format_size((uint64_t)ns[i].mem, a, sizeof(a)),
 		       zs_format_size((uint64_t)ns[i].free, b, sizeof(b)),
 		       ns[i].cache ? zs_format_size(ns[i].cache->size, c, sizeof(c)) : "none",
-		       ns[i].target ? "target" : "not a target", zs_sorter_kind_name(k),
-		       ns[i].works ? "works" : "unusable", ns[i].detail);
+		       ns[i].target ? "target" : "not a target");
+		if (zs_sorter_nothing_to_sort(s))
+			printf(": nothing to sort\n");
+		else
+			printf(", sorter %s: %s (%s)\n", zs_sorter_kind_name(k),
+			       ns[i].works ? "works" : "unusable", ns[i].detail);
 		if (ns[i].have_quarantine)
 			print_quarantine_human(&ns[i].quarantine);
 		print_free_slots_human(&ns[i], zones, histogram);
@@ -566,7 +575,8 @@ int cmd_status(int argc, char **argv)
 			printf("usage: zonesort status [--json] [--cache-size SIZE --ways N] [--fraction F] [--histogram] [--prometheus DIR] [key=value ...]\n"
 			       "Shows the memory-side caches hwloc finds (or --cache-size/--ways, or\n"
 			       "cache_size=/ways=, assume), the sorter that would be used, the target\n"
-			       "nodes, and for each NUMA node its memory and whether the sorter can sort it.\n"
+			       "nodes, and for each NUMA node its memory and whether the sorter can sort it\n"
+			       "(without a cache: nothing to sort, unless nocache=compact).\n"
 			       "For each node behind a cache (every node when a size is given) it reads the\n"
 			       "free blocks of the buddy allocator (/proc/kpageflags, root only) and shows\n"
 			       "how the free pages spread over the cache slots, and the conflict potential:\n"
@@ -601,7 +611,6 @@ int cmd_status(int argc, char **argv)
 		fprintf(stderr, "zonesort status: %s\n", err);
 		return ZS_EXIT_FAIL;
 	}
-	struct bitmask *targets = zs_nodeset_targets(policy.nodes, mc, nmc, err);
 	int max = zs_nodeset_max();
 	struct node_state *ns = calloc((size_t)max + 1, sizeof(*ns));
 	struct zs_node_geom *geoms = NULL;
@@ -630,8 +639,10 @@ int cmd_status(int argc, char **argv)
 			continue;
 		ns[nn] = (struct node_state){ .node = n, .mem = mem, .free = freeb,
 					      .cache = zs_memcache_find(mc, nmc, n),
-					      .target = targets && numa_bitmask_isbitset(targets, (unsigned)n) };
+					      .target = zs_sorter_is_target(s, n) };
 		probe_backend(&policy, zs_sorter_backend(s), &ns[nn]);
+		if (zs_sorter_nothing_to_sort(s))
+			snprintf(ns[nn].detail, sizeof(ns[nn].detail), "%s", ZS_NOTHING_TO_SORT);
 		ns[nn].have_quarantine = !zs_sorter_quarantine(s, n, &ns[nn].quarantine);
 		if ((g = zs_node_geom_find(geoms, ngeoms, n))) {
 			ns[nn].fs.geom = *g;
@@ -655,8 +666,6 @@ int cmd_status(int argc, char **argv)
 	}
 	for (int i = 0; i < nn; i++)
 		zs_freemem_free(&ns[i].fs.fm);
-	if (targets)
-		numa_bitmask_free(targets);
 	free(ns);
 	free(geoms);
 	free(zones);

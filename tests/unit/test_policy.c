@@ -67,7 +67,7 @@ static void site_policy(void)
 	char *unknown[] = { "colour=blue" };
 
 	parse(&p, err, 1, unknown);
-	err_has(err, "report_days, quarantine, quarantine_permille, quarantine_max_permille, compact_full, compact_interval",
+	err_has(err, "report_days, quarantine, quarantine_permille, quarantine_max_permille, compact_full, compact_interval, nocache",
 		"the known keys end with the newest");
 
 	zs_policy_defaults(&p);
@@ -126,6 +126,24 @@ static void site_policy(void)
 		   p.quarantine_max_permille == 77, "'%s' refused, values kept", qpmbad[i]);
 		err_has(err, "quarantine_", "... naming the key ('%s')", qpmbad[i]);
 	}
+	/* A node without a memory-side cache is left alone unless asked. */
+	zs_policy_defaults(&p);
+	ok(!p.nocache_compact, "nocache=skip by default");
+	char *nc[] = { "nocache=compact", "nocache=skip" };
+
+	ok(!parse(&p, err, 1, nc) && p.nocache_compact, "nocache=compact taken");
+	ok(!parse(&p, err, 2, nc) && !p.nocache_compact, "nocache=skip taken, the last word wins");
+	char *ncbad[] = { "nocache=yes" };
+
+	ok(parse(&p, err, 1, ncbad), "nocache=yes refused");
+	err_has(err, "nocache=yes: expected skip or compact", "... naming the value and what is accepted");
+	char *ncnone[] = { "sorter=none", "nocache=compact" };
+
+	ok(parse(&p, err, 2, ncnone), "nocache=compact with sorter=none refused");
+	err_has(err, "nocache=compact contradicts sorter=none", "... saying why");
+	char *nckernel[] = { "sorter=kernel", "nocache=compact" };
+
+	ok(!parse(&p, err, 2, nckernel), "nocache=compact with sorter=kernel taken (kernel where a cache is)");
 
 	char *below[] = { "min_period=60", "default=30" };
 

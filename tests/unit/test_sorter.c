@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The sorter backends against directories standing in for sysfs: a FIFO
  * records what the kernel interface would receive. The real interfaces are
- * exercised by the cluster tests (compaction) and the QEMU tests (module). */
+ * exercised by the cluster tests (compaction) and the QEMU tests (module).
+ * This machine has no memory-side cache: the policy configures one
+ * (cache_size=), or a per-boot copy of the cache layout written by the
+ * test stands for what hwloc would find. */
 #include "config.h"
 #include "errbuf.h"
 #include "sorter.h"
@@ -29,6 +32,9 @@ static void policy_for(struct zs_policy *p, const char *sorter)
 	snprintf(w, sizeof(w), "sorter=%s", sorter);
 	zs_policy_set(p, w, NULL);
 	zs_policy_set(p, "nodes=0", NULL);
+	/* A cache as a site configures one: this machine has none, and a
+	 * node without one has nothing to sort (no_cache below). */
+	zs_policy_set(p, "cache_size=64MiB", NULL);
 }
 
 static struct zs_node_result last;
@@ -63,6 +69,19 @@ static const char *root_path(const char *rel)
 
 	path(buf, sizeof(buf), rel);
 	return buf;
+}
+
+static void write_text(const char *rel, const char *text)
+{
+	char f[PATH_MAX];
+	FILE *fp;
+
+	path(f, sizeof(f), rel);
+	fp = fopen(f, "w");
+	if (fp) {
+		fputs(text, fp);
+		fclose(fp);
+	}
 }
 
 static void kernel_backend(void)
@@ -147,18 +166,6 @@ static void compaction_backend(void)
 	zs_sorter_close(s);
 }
 
-static void write_text(const char *rel, const char *text)
-{
-	char f[PATH_MAX];
-	FILE *fp;
-
-	path(f, sizeof(f), rel);
-	fp = fopen(f, "w");
-	if (fp) {
-		fputs(text, fp);
-		fclose(fp);
-	}
-}
 
 /* Stamps from another boot or from the future must not hold sorting off. */
 static void stamps(void)
@@ -351,6 +358,123 @@ static void full_files(const char *est_ppm)
 	write_text("node/node0/compact", "");
 }
 
+/* The stand-in for hwloc's answer: the per-boot copy of the cache layout
+ * in the state directory (memcache.h), one line per NUMA node. */
+static void write_layout(const char *nodes)
+{
+	char boot[64] = "", text[256];
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+	if (f && fgets(boot, sizeof(boot), f))
+		boot[strcspn(boot, "\n")] = '\0';
+	if (f)
+		fclose(f);
+	snprintf(text, sizeof(text), "boot %s v2\n%s", boot, nodes);
+	write_text("state/memcache", text);
+}
+
+/* Opens a sorter for a node whose layout says no cache, with extra words. */
+static struct zs_sorter *open_nocache(const char *sorter, const char *w1, const char *w2)
+{
+	struct zs_policy p;
+	struct zs_sorter *s = NULL;
+	char err[ZS_ERRLEN];
+
+	policy_for(&p, sorter);
+	p.cache_size = 0;
+	if ((w1 && zs_policy_set(&p, w1, err)) || (w2 && zs_policy_set(&p, w2, err)) ||
+	    zs_sorter_open(&p, &s, err))
+		printf("# open failed: %s\n", err);
+	return s;
+}
+
+/*
+ * No memory-side cache found (the layout) or given (no cache_size=): with
+ * any sorter and any node list, nothing is written to the kernel interface
+ * or to compact; nocache=compact compacts, and only compacts.
+ */
+static void no_cache(void)
+{
+	static const char *const cases[][3] = {
+		{ "auto", NULL, "defaults" }, { "kernel", NULL, "sorter=kernel" },
+		{ "compact", NULL, "sorter=compact" }, { "auto", "nodes=all", "nodes=all" },
+		{ "auto", "modprobe=zonesort", "modprobe=zonesort" },
+	};
+	char fifo[PATH_MAX], got[64], buf[64];
+	struct zs_tally t = { 0 };
+	struct zs_sorter *s;
+	int rd;
+
+	write_layout("0 0 0 0 1 0 0\n");
+	path(fifo, sizeof(fifo), "kernel/nodeid");
+	unlink(fifo);
+	mkfifo(fifo, 0600);
+	rd = open(fifo, O_RDONLY | O_NONBLOCK);
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		write_text("node/node0/compact", "");
+		s = open_nocache(cases[i][0], cases[i][1], NULL);
+		ok(s && zs_sorter_nothing_to_sort(s) && zs_sorter_backend(s) == ZS_SORTER_NONE &&
+		   !zs_sorter_is_target(s, 0), "no cache, %s: nothing to sort, no target", cases[i][2]);
+		if (!s)
+			continue;
+		is_str(zs_sorter_why(s), ZS_NOTHING_TO_SORT, "... and says so");
+		ok(zs_sorter_sort(s, 0, &t, remember, NULL) == 0 && last.outcome == ZS_NOTHING &&
+		   t.sorted == 0 && t.failed == 0, "... a round reports nothing to sort, nothing failed");
+		read_text("node/node0/compact", got, sizeof(got));
+		ok(read(rd, buf, sizeof(buf)) <= 0 && !got[0], "... and writes neither nodeid nor compact");
+		zs_sorter_close(s);
+	}
+
+	struct zs_policy pl;
+	char err[ZS_ERRLEN];
+
+	policy_for(&pl, "auto");
+	pl.cache_size = 0;
+	zs_policy_set(&pl, "nodes=0,1000", NULL);
+	ok(zs_sorter_open(&pl, &s, err), "no cache: a node list naming a node the host lacks is still refused");
+	err_has(err, "NUMA node 1000 does not exist", "... naming the node");
+
+	/* Asked for: compaction, also where a kernel interface exists. */
+	write_text("node/node0/compact", "");
+	s = open_nocache("kernel", "nocache=compact", NULL);
+	ok(s && !zs_sorter_nothing_to_sort(s) && zs_sorter_backend(s) == ZS_SORTER_COMPACT &&
+	   zs_sorter_is_target(s, 0), "no cache, sorter=kernel nocache=compact: compaction, node 0 a target");
+	if (s) {
+		err_has(zs_sorter_why(s), "nocache=compact", "... and why says it was asked for");
+		ok(zs_sorter_sort(s, 0, &t, remember, NULL) == 0 && last.outcome == ZS_SORTED,
+		   "... the node is compacted");
+		zs_sorter_close(s);
+	}
+	read_text("node/node0/compact", got, sizeof(got));
+	is_str(got, "1\n", "... through nodeN/compact");
+	ok(read(rd, buf, sizeof(buf)) <= 0, "... and not through the kernel interface");
+	s = open_nocache("auto", "nocache=compact", "nodes=auto");
+	ok(s && zs_sorter_is_target(s, 0) && !strcmp(zs_sorter_targets(s, buf, sizeof(buf)), "0"),
+	   "nocache=compact nodes=auto: every node with memory is a target");
+	zs_sorter_close(s);
+
+	/* A cache found (the layout) or given (cache_size=) is sorted. */
+	write_layout("0 67108864 64 1 1 0 0\n");
+	s = open_nocache("auto", "nodes=auto", NULL);
+	ok(s && !zs_sorter_nothing_to_sort(s) && zs_sorter_backend(s) == ZS_SORTER_KERNEL &&
+	   zs_sorter_is_target(s, 0), "a cache found: the kernel interface sorts node 0");
+	zs_sorter_close(s);
+	write_layout("0 0 0 0 1 0 0\n");
+	s = open_nocache("auto", "cache_size=64MiB", NULL);
+	ok(s && !zs_sorter_nothing_to_sort(s) && zs_sorter_backend(s) == ZS_SORTER_KERNEL,
+	   "a cache given by cache_size=: the kernel interface sorts");
+	zs_sorter_close(s);
+	s = open_nocache("none", NULL, NULL);
+	ok(s && !zs_sorter_nothing_to_sort(s) && zs_sorter_backend(s) == ZS_SORTER_NONE,
+	   "sorter=none stays none, for its own reason");
+	if (s)
+		is_str(zs_sorter_why(s), "sorter=none", "... which it gives");
+	zs_sorter_close(s);
+	unlink(root_path("state/memcache"));
+	close(rd);
+	unlink(fifo);
+}
+
 /*
  * A full quarantine that left its sort over 1% colliding: the node's
  * blocks are given back, the node compacted and sorted again, then not
@@ -474,6 +598,7 @@ int main(void)
 	stamps();
 	state_directory();
 	compaction_backend();
+	no_cache();
 	full_quarantine();
 	tally_lines();
 	char cmd[PATH_MAX + 16];
