@@ -375,13 +375,11 @@ static void print_human(const struct zs_sorter *s, const struct zs_memcache *mc,
 		printf(" (%s; nocache=compact compacts such a node all the same)", zs_sorter_why(s));
 	else if (k == ZS_SORTER_NONE || zs_sorter_why(s)[0])
 		printf(" (%s)", zs_sorter_why(s));
-	putchar('
-');
+	putchar('\n');
 	if (k != ZS_SORTER_KERNEL)
 		print_module_human(m);
 	zs_sorter_targets(s, buf, sizeof(buf));
-	printf("target nodes: %s
-", buf[0] ? buf : "none");
+	printf("target nodes: %s\n", buf[0] ? buf : "none");
 	for (int i = 0; i < nn; i++) {
 		printf("node %d: %s memory, %s free, cache %s, %s", ns[i].node,
 		       zs_format_size((uint64_t)ns[i].mem, a, sizeof(a)),
