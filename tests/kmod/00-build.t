@@ -36,11 +36,12 @@ for series in 6.1 6.12 7; do
 	params=$(modinfo -F parm "$ko")
 	like "$params" "^cache_size:" "parameter cache_size"
 	like "$params" "ways:" "parameter ways"
-	# The quarantine holds its blocks as frozen pages on 7.x and as pages
-	# marked movable before (Debian's 6.1 and 6.12); it is built on both.
+	# The quarantine holds its blocks as pages marked movable with the
+	# module's operations up to 6.x (Debian's 6.1 and 6.12) and as balloon
+	# pages on 7.x, where those operations are gone; it is built on both.
 	case $series in
 	6.*) hold=ZS_HOLD_MOVABLE ;;
-	*) hold=ZS_HOLD_FROZEN ;;
+	*) hold=ZS_HOLD_BALLOON ;;
 	esac
 	like "$(cat "$dir/.zonesort_main.o.cmd")" "-DZS_HAVE_QUARANTINE" "the probes find what the quarantine needs in $kver"
 	like "$(cat "$dir/.zonesort_quarantine.o.cmd")" "-D$hold " "... holding blocks the $kver way ($hold)"
