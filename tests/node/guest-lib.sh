@@ -57,8 +57,8 @@ chmod 755 "$GN_WORK"
 GN_STATEDIR=$(tr ' ' '\n' <<< "${ZS_PLUGSTACK:-}" | sed -n 's/^statedir=//p' | tail -1)
 : "${GN_STATEDIR:=/run/zonesort}"
 
-# What a site with a small memory-side cache sets (README, "The kernel
-# module"): per-CPU page lists are handed out before any sorted free list.
+# What a site with a small memory-side cache sets (docs/kernel-module.md,
+# "Sorting"): per-CPU page lists are handed out before any sorted free list.
 if [ -n "${ZS_PCP_FRACTION:-}" ]; then
 	echo "$ZS_PCP_FRACTION" > /proc/sys/vm/percpu_pagelist_high_fraction
 fi
