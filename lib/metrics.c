@@ -241,11 +241,11 @@ static void default_node(char *node, size_t len)
 	copy_word(node, len, host[0] ? host : "unknown");
 }
 
-const char *zs_metrics_node(const struct zs_policy *p, char *buf, size_t len)
+const char *zs_metrics_node(const struct zs_metrics_opts *o, char *buf, size_t len)
 {
 	char text[4096], why[ZS_ERRLEN];
 	struct state s = { .sorter_up = -1 };
-	int dirfd = zs_statedir_open(p->statedir, false, why);
+	int dirfd = zs_statedir_open(o->statedir, false, why);
 
 	if (dirfd >= 0) {
 		if (zs_textfile_read(dirfd, STATE_FILE, text, sizeof(text)) >= 0)
@@ -261,8 +261,8 @@ typedef void (*change_fn)(struct state *s, const void *ctx);
 
 /* Reads the state, changes it, writes it back and publishes it, all under
  * the metrics lock. */
-static int update(const struct zs_policy *p, const char *node, change_fn change, const void *ctx,
-		  char *err)
+static int update(const struct zs_metrics_opts *o, const char *node, change_fn change,
+		  const void *ctx, char *err)
 {
 	char why[ZS_ERRLEN], buf[4096];
 	struct state s = { .sorter_up = -1 };
@@ -270,9 +270,9 @@ static int update(const struct zs_policy *p, const char *node, change_fn change,
 	size_t len = 0, plen = 0;
 	int dirfd, lockfd = -1, rc = -1;
 
-	if (!p->prometheus_dir[0])
+	if (!o->prometheus_dir[0])
 		return 0;
-	dirfd = zs_statedir_open(p->statedir, true, why);
+	dirfd = zs_statedir_open(o->statedir, true, why);
 	if (dirfd < 0)
 		return zs_fail(err, "metrics: %s", why);
 	lockfd = zs_textfile_lock(dirfd, LOCK_FILE, LOCK_WAIT_MS, why);
@@ -293,10 +293,10 @@ static int update(const struct zs_policy *p, const char *node, change_fn change,
 		goto out;
 	}
 	if (zs_textfile_replace(dirfd, STATE_FILE, text, len, 0644, (uid_t)-1, why)) {
-		zs_fail(err, "metrics: %s/%s", p->statedir, why);
+		zs_fail(err, "metrics: %s/%s", o->statedir, why);
 		goto out;
 	}
-	rc = zs_prom_publish(p->prometheus_dir, ZS_METRICS_FILE, prom, plen, err);
+	rc = zs_prom_publish(o->prometheus_dir, ZS_METRICS_FILE, prom, plen, err);
 out:
 	free(text);
 	free(prom);
@@ -336,12 +336,12 @@ static void add_sorts(struct state *s, const void *vctx)
 		s->last_sort = epoch_now();
 }
 
-int zs_metrics_sorts(const struct zs_policy *p, const char *node, const char *backend,
+int zs_metrics_sorts(const struct zs_metrics_opts *o, const char *node, const char *backend,
 		     const struct zs_tally *before, const struct zs_tally *after, char *err)
 {
 	struct sorts_ctx c = { backend, before, after };
 
-	return update(p, node, add_sorts, &c, err);
+	return update(o, node, add_sorts, &c, err);
 }
 
 static void set_sample(struct state *s, const void *ctx)
@@ -355,10 +355,10 @@ static void set_sample(struct state *s, const void *ctx)
 	s->sample_time = epoch_now();
 }
 
-int zs_metrics_sample(const struct zs_policy *p, const char *node, const struct zs_sample *s,
-		      char *err)
+int zs_metrics_sample(const struct zs_metrics_opts *o, const char *node,
+		      const struct zs_sample *s, char *err)
 {
-	return update(p, node, set_sample, s, err);
+	return update(o, node, set_sample, s, err);
 }
 
 static void set_module(struct state *s, const void *ctx)
@@ -366,17 +366,17 @@ static void set_module(struct state *s, const void *ctx)
 	copy_word(s->module_refused, sizeof(s->module_refused), ctx);
 }
 
-int zs_metrics_module(const struct zs_policy *p, const char *reason, char *err)
+int zs_metrics_module(const struct zs_metrics_opts *o, const char *reason, char *err)
 {
 	char text[4096], why[ZS_ERRLEN];
 	struct state s = { .sorter_up = -1 };
 	int dirfd;
 
-	if (!p->prometheus_dir[0])
+	if (!o->prometheus_dir[0])
 		return 0;
 	/* Every sorter that may load the module reports; only a change is
 	 * written (a read without the lock: a race costs one rewrite). */
-	dirfd = zs_statedir_open(p->statedir, false, why);
+	dirfd = zs_statedir_open(o->statedir, false, why);
 	if (dirfd >= 0) {
 		if (zs_textfile_read(dirfd, STATE_FILE, text, sizeof(text)) >= 0)
 			state_parse(&s, text);
@@ -384,5 +384,5 @@ int zs_metrics_module(const struct zs_policy *p, const char *reason, char *err)
 		if (!strcmp(s.module_refused, reason))
 			return 0;
 	}
-	return update(p, NULL, set_module, reason, err);
+	return update(o, NULL, set_module, reason, err);
 }

@@ -7,6 +7,9 @@
 
 struct zs_memcache;
 
+/* The highest NUMA node id Linux allows (MAX_NUMNODES is at most 1024). */
+#define ZS_MAX_NODE 1023u
+
 /* Parses "0-3,6" strictly into a new bitmask; every node must exist. */
 struct bitmask *zs_nodeset_parse(const char *what, const char *s, char *err);
 

@@ -22,7 +22,9 @@
 #include <unistd.h>
 
 struct zs_sorter {
-	struct zs_policy policy;
+	struct zs_sorter_opts opts;
+	struct zs_memcache_opts memcache;
+	struct zs_metrics_opts metrics;
 	enum zs_sorter_kind backend;
 	char why[ZS_ERRLEN];
 	enum zs_modrefusal refusal;	/* why the kernel refused the module, by name */
@@ -41,7 +43,7 @@ struct zs_sorter {
 static int state_dir(struct zs_sorter *s, char *err)
 {
 	if (s->statefd < 0)
-		s->statefd = zs_statedir_open(s->policy.statedir, true, err);
+		s->statefd = zs_statedir_open(s->opts.statedir, true, err);
 	return s->statefd;
 }
 
@@ -51,15 +53,23 @@ static int state_dir(struct zs_sorter *s, char *err)
  * says so), or a module to load with the cache geometry. */
 static int discover(struct zs_sorter *s, char *err)
 {
-	char path[PATH_MAX + 16];
-
 	if (s->discovered)
 		return 0;
-	snprintf(path, sizeof(path), "%s/memcache", s->policy.statedir);
-	if (zs_memcache_discover_cached(&s->policy, path, false, &s->mc, &s->nmc, err))
+	if (zs_memcache_discover_cached(&s->memcache, false, &s->mc, &s->nmc, err))
 		return -1;
 	s->discovered = true;
 	return 0;
+}
+
+const char *zs_sorter_kind_name(enum zs_sorter_kind k)
+{
+	switch (k) {
+	case ZS_SORTER_AUTO: return "auto";
+	case ZS_SORTER_KERNEL: return "kernel";
+	case ZS_SORTER_COMPACT: return "compact";
+	case ZS_SORTER_NONE: return "none";
+	}
+	return "?";
 }
 
 const char *zs_outcome_name(enum zs_outcome o)
@@ -77,7 +87,7 @@ const char *zs_outcome_name(enum zs_outcome o)
 
 static void compact_path(const struct zs_sorter *s, int node, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/node%d/compact", s->policy.node_sysfs, node);
+	snprintf(buf, len, "%s/node%d/compact", s->opts.node_sysfs, node);
 }
 
 static int first_target(const struct zs_sorter *s)
@@ -106,12 +116,12 @@ static void load_module(struct zs_sorter *s)
 	if (!mc || !mc->size) {
 		snprintf(s->why, sizeof(s->why),
 			 "no memory-side cache found (hwloc) or given (cache_size=): modprobe %s not run",
-			 s->policy.modprobe);
+			 s->opts.modprobe);
 		return;
 	}
 
 	argv[argc++] = "modprobe";
-	argv[argc++] = s->policy.modprobe;
+	argv[argc++] = s->opts.modprobe;
 	snprintf(size_arg, sizeof(size_arg), ZS_PARAM_CACHE_SIZE "=%llu", (unsigned long long)mc->size);
 	argv[argc++] = size_arg;
 	if (mc->ways > 0) {
@@ -120,17 +130,17 @@ static void load_module(struct zs_sorter *s)
 	}
 	/* This project's module takes the site's quarantine settings from its
 	 * first sort on (Intel's would refuse parameters it does not know). */
-	if (!strcmp(s->policy.modprobe, "zonesort")) {
-		snprintf(q_arg, sizeof(q_arg), ZS_PARAM_QUARANTINE "=%c", s->policy.quarantine ? 'Y' : 'N');
+	if (!strcmp(s->opts.modprobe, "zonesort")) {
+		snprintf(q_arg, sizeof(q_arg), ZS_PARAM_QUARANTINE "=%c", s->opts.quarantine.on ? 'Y' : 'N');
 		argv[argc++] = q_arg;
-		if (s->policy.quarantine_permille >= 0) {
+		if (s->opts.quarantine.permille >= 0) {
 			snprintf(qp_arg, sizeof(qp_arg), ZS_PARAM_Q_PERMILLE "=%d",
-				 s->policy.quarantine_permille);
+				 s->opts.quarantine.permille);
 			argv[argc++] = qp_arg;
 		}
-		if (s->policy.quarantine_max_permille >= 0) {
+		if (s->opts.quarantine.max_permille >= 0) {
 			snprintf(qm_arg, sizeof(qm_arg), ZS_PARAM_Q_MAX_PERMILLE "=%d",
-				 s->policy.quarantine_max_permille);
+				 s->opts.quarantine.max_permille);
 			argv[argc++] = qm_arg;
 		}
 	}
@@ -143,9 +153,9 @@ static void load_module(struct zs_sorter *s)
 		zs_modsig_kernel_read("", &k);
 		s->refusal = rc < 0 ? ZS_MODREFUSAL_NONE : zs_modrefusal_classify(out, &k);
 		if (s->refusal != ZS_MODREFUSAL_NONE)
-			zs_modrefusal_explain(s->refusal, s->policy.modprobe, &k, s->why, sizeof(s->why));
+			zs_modrefusal_explain(s->refusal, s->opts.modprobe, &k, s->why, sizeof(s->why));
 		else
-			snprintf(s->why, sizeof(s->why), "modprobe %s failed: %s", s->policy.modprobe,
+			snprintf(s->why, sizeof(s->why), "modprobe %s failed: %s", s->opts.modprobe,
 				 rc < 0 ? err : out);
 	}
 }
@@ -158,7 +168,7 @@ static void record_module(struct zs_sorter *s, bool present)
 	char err[ZS_ERRLEN];
 
 	if (present || s->refusal != ZS_MODREFUSAL_NONE)
-		zs_metrics_module(&s->policy, zs_modrefusal_name(s->refusal), err);
+		zs_metrics_module(&s->metrics, zs_modrefusal_name(s->refusal), err);
 }
 
 static void resolve_backend(struct zs_sorter *s, enum zs_sorter_kind want)
@@ -172,14 +182,14 @@ static void resolve_backend(struct zs_sorter *s, enum zs_sorter_kind want)
 		return;
 	}
 	if (want == ZS_SORTER_AUTO || want == ZS_SORTER_KERNEL) {
-		bool loads = strcmp(s->policy.modprobe, "no") != 0;
+		bool loads = strcmp(s->opts.modprobe, "no") != 0;
 
-		zs_kmod_probe(s->policy.sysfs, &s->kmod, s->why);
+		zs_kmod_probe(s->opts.sysfs, &s->kmod, s->why);
 		if (s->kmod.kind == ZS_KMOD_ABSENT && loads) {
 			char why[ZS_ERRLEN];
 
 			load_module(s);
-			zs_kmod_probe(s->policy.sysfs, &s->kmod, why);
+			zs_kmod_probe(s->opts.sysfs, &s->kmod, why);
 			if (why[0])
 				snprintf(s->why, sizeof(s->why), "%s", why);
 		}
@@ -191,7 +201,7 @@ static void resolve_backend(struct zs_sorter *s, enum zs_sorter_kind want)
 		}
 		if (!s->why[0])
 			snprintf(s->why, sizeof(s->why), "no kernel zonesort interface (%s/nodeid)",
-				 s->policy.sysfs);
+				 s->opts.sysfs);
 		if (want == ZS_SORTER_KERNEL) {
 			s->backend = ZS_SORTER_NONE;
 			return;
@@ -209,20 +219,23 @@ static void resolve_backend(struct zs_sorter *s, enum zs_sorter_kind want)
 	s->backend = ZS_SORTER_NONE;
 }
 
-int zs_sorter_open(const struct zs_policy *p, struct zs_sorter **out, char *err)
+int zs_sorter_open(const struct zs_sorter_opts *o, const struct zs_memcache_opts *mc,
+		   const struct zs_metrics_opts *metrics, struct zs_sorter **out, char *err)
 {
 	struct zs_sorter *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return zs_fail(err, "out of memory");
-	s->policy = *p;
+	s->opts = *o;
+	s->memcache = *mc;
+	s->metrics = *metrics;
 	s->statefd = -1;
 	s->last_start_ns = -1;
-	bool ask = p->sorter != ZS_SORTER_NONE && !p->cache_size;
+	bool ask = o->kind != ZS_SORTER_NONE && !mc->cache_size;
 
-	if ((ask || !strcmp(p->nodes, "auto")) && discover(s, err))
+	if ((ask || !strcmp(o->nodes, "auto")) && discover(s, err))
 		goto fail;
-	s->targets = zs_nodeset_targets(p->nodes, s->mc, s->nmc, err);
+	s->targets = zs_nodeset_targets(o->nodes, s->mc, s->nmc, err);
 	if (!s->targets)
 		goto fail;
 	/* cache_size= gives every node a cache: nmc is 0 only when neither
@@ -231,13 +244,13 @@ int zs_sorter_open(const struct zs_policy *p, struct zs_sorter **out, char *err)
 	 * pages: nothing is done unless the site asks (nocache=compact). */
 	bool nocache = ask && s->nmc == 0;
 
-	if (nocache && !p->nocache_compact) {
+	if (nocache && !o->nocache_compact) {
 		numa_bitmask_clearall(s->targets);
 		s->nothing = true;
 		s->backend = ZS_SORTER_NONE;
 		snprintf(s->why, sizeof(s->why), "%s", ZS_NOTHING_TO_SORT);
 	} else {
-		resolve_backend(s, nocache ? ZS_SORTER_COMPACT : p->sorter);
+		resolve_backend(s, nocache ? ZS_SORTER_COMPACT : o->kind);
 		if (nocache && s->backend == ZS_SORTER_COMPACT)
 			snprintf(s->why, sizeof(s->why), "no memory-side cache; nocache=compact");
 	}
@@ -330,8 +343,8 @@ static void sort_kernel(struct zs_sorter *s, struct zs_node_result *r)
 {
 	int e;
 
-	if (zs_kmod_quarantine_set(&s->kmod, s->policy.quarantine, s->policy.quarantine_permille,
-				   s->policy.quarantine_max_permille, r->msg)) {
+	if (zs_kmod_quarantine_set(&s->kmod, s->opts.quarantine.on, s->opts.quarantine.permille,
+				   s->opts.quarantine.max_permille, r->msg)) {
 		r->outcome = ZS_FAILED;
 		return;
 	}
@@ -343,15 +356,15 @@ static void sort_kernel(struct zs_sorter *s, struct zs_node_result *r)
 		r->outcome = ZS_BUSY;
 		snprintf(r->msg, sizeof(r->msg),
 			 "%s/nodeid: busy (another sort runs, or the module's sort_interval timer sorts on its own)",
-			 s->policy.sysfs);
+			 s->opts.sysfs);
 	} else if (e == EINVAL) {
 		r->outcome = ZS_FAILED;
 		snprintf(r->msg, sizeof(r->msg), "%s/nodeid: node %d refused (offline or out of range)",
-			 s->policy.sysfs, r->node);
+			 s->opts.sysfs, r->node);
 	} else {
 		r->outcome = ZS_FAILED;
 		snprintf(r->msg, sizeof(r->msg), "%s/nodeid: write of node %d failed: %s",
-			 s->policy.sysfs, r->node, strerror(e));
+			 s->opts.sysfs, r->node, strerror(e));
 	}
 }
 
@@ -476,10 +489,10 @@ static void refresh_full(struct zs_sorter *s, struct zs_node_result *r)
 	long ppm;
 	int e;
 
-	if (!s->policy.quarantine || !s->policy.compact_full || !quarantine_full(s, r->node, &ppm))
+	if (!s->opts.quarantine.on || !s->opts.quarantine.compact_full || !quarantine_full(s, r->node, &ppm))
 		return;
 	last = stamp_read(s, r->node, "compacted");
-	if (last >= 0 && now - last < (long long)s->policy.compact_interval * 1000000000LL)
+	if (last >= 0 && now - last < (long long)s->opts.quarantine.compact_interval * 1000000000LL)
 		return;
 	if (s->compaction_held) {
 		snprintf(r->msg, sizeof(r->msg),
@@ -521,7 +534,7 @@ static int take_lock(struct zs_sorter *s, int *fd, char *msg, size_t len)
 	}
 	*fd = zs_textfile_lockfile(s->statefd, "lock", err);
 	if (*fd < 0) {
-		snprintf(msg, len, "%s/%s", s->policy.statedir, err);
+		snprintf(msg, len, "%s/%s", s->opts.statedir, err);
 		return -1;
 	}
 	if (flock(*fd, LOCK_EX | LOCK_NB)) {
@@ -602,7 +615,7 @@ int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *
 			double t0 = zs_now();
 			long long started = zs_boottime_ns();
 
-			if (s->backend == ZS_SORTER_COMPACT && s->policy.drop_caches && !dropped) {
+			if (s->backend == ZS_SORTER_COMPACT && s->opts.drop_caches && !dropped) {
 				drop_caches(s, report, ctx);
 				dropped = true;
 			}
@@ -614,8 +627,8 @@ int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *
 				sort_compact(s, &r);
 			r.seconds = zs_now() - t0;
 			if (r.outcome == ZS_SORTED) {
-				/* The start counts: min_period is the least time
-				 * between the beginnings of two sorts. */
+				/* The start counts: min_interval is the least
+				 * time between the beginnings of two sorts. */
 				stamp(s, n, "last", started);
 				s->last_start_ns = started;
 			}
@@ -677,7 +690,7 @@ int zs_tally_parse(const char *line, struct zs_tally *t)
 	return 0;
 }
 
-unsigned zs_helper_min_interval(unsigned min_period, unsigned every)
+unsigned zs_helper_min_interval(unsigned min_interval, unsigned every)
 {
-	return every / 2 > min_period ? every / 2 : min_period;
+	return every / 2 > min_interval ? every / 2 : min_interval;
 }

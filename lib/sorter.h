@@ -7,7 +7,49 @@
 #define ZS_SORTER_H
 
 #include "errbuf.h"
-#include "policy.h"
+
+#include <limits.h>
+#include <stdbool.h>
+
+struct zs_memcache_opts;
+struct zs_metrics_opts;
+
+enum zs_sorter_kind {
+	ZS_SORTER_AUTO,
+	ZS_SORTER_KERNEL,
+	ZS_SORTER_COMPACT,
+	ZS_SORTER_NONE,
+};
+
+const char *zs_sorter_kind_name(enum zs_sorter_kind k);
+
+/* What this project's module may hold out of the free lists, and when a
+ * full quarantine has its node compacted (zs_sorter_sort). */
+struct zs_quarantine_opts {
+	bool on;			/* quarantine=yes|no */
+	int permille;			/* quarantine_permille=: where a node's limit
+					 * starts, per mille of its cache's pages;
+					 * -1 = the module's own */
+	int max_permille;		/* quarantine_max_permille=: the most a node
+					 * holds; -1 = the module's own */
+	bool compact_full;		/* compact_full=yes|no */
+	unsigned compact_interval;	/* compact_interval=: seconds at least between
+					 * two such compactions of a node */
+};
+
+/* The sorter's own settings (plugstack.conf words, policy.h). */
+struct zs_sorter_opts {
+	enum zs_sorter_kind kind;	/* sorter=auto|kernel|compact|none */
+	bool nocache_compact;		/* nocache=compact: a node without a memory-side
+					 * cache is compacted, not left alone */
+	char nodes[256];		/* nodes=auto|all|<list> */
+	char modprobe[64];		/* modprobe=no|<module name> */
+	bool drop_caches;		/* drop_caches=yes|no, before compaction */
+	char sysfs[PATH_MAX];		/* sysfs=: the kernel interface (kmod.h) */
+	char node_sysfs[PATH_MAX];	/* node_sysfs=: nodeN/compact */
+	char statedir[PATH_MAX];	/* statedir=: the lock and last-sort stamps */
+	struct zs_quarantine_opts quarantine;
+};
 
 enum zs_outcome {
 	ZS_SORTED,	/* the backend sorted the node */
@@ -51,14 +93,18 @@ struct zs_quarantine_state {
 	double compacted_ago_s;	/* -1: none this boot */
 };
 
-/* Resolves the backend and the target nodes. Fails only on bad policy (a
- * node list naming absent nodes, an unusable statedir); a machine without a
- * sorter gets backend "none" and zs_sorter_why says why. A machine where no
- * memory-side cache is found (hwloc) or given (cache_size=) has nothing to
- * sort: backend "none", no targets, and every round reports ZS_NOTHING,
- * unless the policy says nocache=compact (then its nodes are compacted,
- * whatever sorter= says, since no other sorter has slots to sort for). */
-int zs_sorter_open(const struct zs_policy *p, struct zs_sorter **out, char *err);
+/* Resolves the backend and the target nodes. mc says how to find the
+ * memory-side caches (memcache.h), metrics where to record the kernel's
+ * answer to a module load (metrics.h); all three are copied. Fails only on
+ * bad settings (a node list naming absent nodes, an unusable statedir); a
+ * machine without a sorter gets backend "none" and zs_sorter_why says why.
+ * A machine where no memory-side cache is found (hwloc) or given
+ * (cache_size=) has nothing to sort: backend "none", no targets, and every
+ * round reports ZS_NOTHING, unless nocache_compact (then its nodes are
+ * compacted, whatever the kind, since no other sorter has slots to sort
+ * for). */
+int zs_sorter_open(const struct zs_sorter_opts *o, const struct zs_memcache_opts *mc,
+		   const struct zs_metrics_opts *metrics, struct zs_sorter **out, char *err);
 void zs_sorter_close(struct zs_sorter *s);
 
 /* 0 and the node's quarantine when the kernel backend's module keeps one
@@ -75,7 +121,7 @@ const char *zs_sorter_refusal(const struct zs_sorter *s);
 const char *zs_sorter_targets(const struct zs_sorter *s, char *buf, unsigned len);
 bool zs_sorter_is_target(const struct zs_sorter *s, int node);
 
-/* True when the machine has no memory-side cache and the policy leaves
+/* True when the machine has no memory-side cache and the settings leave
  * such a machine alone (nocache=skip): nothing is sorted or compacted. */
 bool zs_sorter_nothing_to_sort(const struct zs_sorter *s);
 
@@ -105,9 +151,9 @@ long long zs_sorter_last_start(const struct zs_sorter *s);
 long long zs_boottime_ns(void);
 
 /* The least time the periodic helper leaves between two sorts of a node by
- * anyone: min_period (the site's promise) or half the helper's own period,
+ * anyone: the site's min_interval or half the helper's own period,
  * whichever is longer. */
-unsigned zs_helper_min_interval(unsigned min_period, unsigned every);
+unsigned zs_helper_min_interval(unsigned min_interval, unsigned every);
 
 void zs_tally_add(struct zs_tally *into, const struct zs_tally *t);
 

@@ -92,7 +92,7 @@ static int option_cb(int val, const char *optarg, int remote)
 	struct zs_request r;
 
 	(void)val;
-	if (zs_request_parse(&policy, optarg, &r, err)) {
+	if (zs_request_parse(&policy.request, optarg, &r, err)) {
 		if (!remote) {
 			slurm_error("zonesort: %s", err);
 			return -1;
@@ -154,8 +154,10 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		return 0;
 	snprintf(option_usage, sizeof(option_usage),
 		 "Sort free memory before the job: on, off%s, or a period in seconds (%u-%u) to also sort during each step. Default: %s. What it did for your job: zonesort report.",
-		 policy.allow_off ? "" : " (not allowed here)", policy.min_period, ZS_MAX_PERIOD,
-		 policy.dflt.mode == ZS_MODE_OFF ? "off" : policy.dflt.mode == ZS_MODE_ON ? "on" : "periodic");
+		 policy.request.allow_off ? "" : " (not allowed here)", policy.request.min_period,
+		 ZS_MAX_PERIOD,
+		 policy.request.dflt.mode == ZS_MODE_OFF ? "off" :
+		 policy.request.dflt.mode == ZS_MODE_ON ? "on" : "periodic");
 	if (spank_option_register(sp, &zonesort_option) != ESPANK_SUCCESS) {
 		slurm_error("zonesort: cannot register --zonesort");
 		return -1;
@@ -165,7 +167,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 
 static struct zs_request effective_request(void)
 {
-	return request_given ? request : policy.dflt;
+	return request_given ? request : policy.request.dflt;
 }
 
 static void note_node(void *ctx, const struct zs_node_result *r)
@@ -180,12 +182,12 @@ static void note_node(void *ctx, const struct zs_node_result *r)
 
 /* Sorts now; every failure is logged and absorbed: a missing or broken
  * sorter never fails a job. */
-static struct zs_sorter *sort_now(unsigned min_interval)
+static struct zs_sorter *sort_now(void)
 {
 	char err[ZS_ERRLEN];
 	struct zs_sorter *s;
 
-	if (zs_sorter_open(&policy, &s, err)) {
+	if (zs_sorter_open(&policy.sorter, &policy.memcache, &policy.metrics, &s, err)) {
 		slurm_error("zonesort: job %u: %s", step.job, err);
 		return NULL;
 	}
@@ -193,10 +195,10 @@ static struct zs_sorter *sort_now(unsigned min_interval)
 	step.module_refused = zs_sorter_refusal(s);
 	struct zs_tally before = step.tally;
 
-	zs_sorter_sort(s, min_interval, &step.tally, note_node, NULL);
+	zs_sorter_sort(s, policy.min_interval, &step.tally, note_node, NULL);
 	/* A node with nothing to sort has no sorter to be up or down. */
 	if (!zs_sorter_nothing_to_sort(s) &&
-	    zs_metrics_sorts(&policy, node_name(), step.backend, &before, &step.tally, err))
+	    zs_metrics_sorts(&policy.metrics, node_name(), step.backend, &before, &step.tally, err))
 		slurm_error("zonesort: job %u: %s", step.job, err);
 	step.sorted = true;
 	return s;
@@ -259,7 +261,7 @@ static void report_step(spank_t sp, const char *where, const struct zs_request *
 	zs_request_describe(r, rs.mode, sizeof(rs.mode));
 	snprintf(rs.backend, sizeof(rs.backend), "%s", step.backend ? step.backend : "none");
 	snprintf(rs.note, sizeof(rs.note), "%s", step.unavailable);
-	if (zs_report_add(&policy, uid, &rs, err))
+	if (zs_report_add(&policy.report, uid, &rs, err))
 		slurm_error("zonesort: job %u: %s", step.job, err);
 }
 
@@ -275,23 +277,23 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 	if (load_policy(ac, av))
 		return 0;
 	spank_get_item(sp, S_JOB_ID, &step.job);
-	r = policy.dflt;
+	r = policy.request.dflt;
 	if (spank_option_getopt(sp, &zonesort_option, &optarg) == ESPANK_SUCCESS) {
 		char err[ZS_ERRLEN];
 
-		if (zs_request_parse(&policy, optarg, &r, err)) {
+		if (zs_request_parse(&policy.request, optarg, &r, err)) {
 			slurm_error("zonesort: job %u: %s; using the site default", step.job, err);
-			r = policy.dflt;
+			r = policy.request.dflt;
 		}
 	}
 	if (r.mode != ZS_MODE_OFF)
-		zs_sorter_close(sort_now(policy.min_period));
+		zs_sorter_close(sort_now());
 	log_summary("prolog", &r);
 	report_step(sp, "prolog", &r);
 	unsigned expired;
 	char err[ZS_ERRLEN];
 
-	if (zs_report_expire(&policy, time(NULL), &expired, err))
+	if (zs_report_expire(&policy.report, time(NULL), &expired, err))
 		slurm_error("zonesort: job %u: %s", step.job, err);
 	return 0;
 }
@@ -363,7 +365,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	r = effective_request();
 	if (r.mode == ZS_MODE_OFF)
 		return 0;
-	struct zs_sorter *s = sort_now(policy.min_period);
+	struct zs_sorter *s = sort_now();
 	bool have_sorter = s && zs_sorter_backend(s) != ZS_SORTER_NONE;
 
 	zs_sorter_close(s);

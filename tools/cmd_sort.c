@@ -72,7 +72,7 @@ int cmd_sort(int argc, char **argv)
 		if (zs_policy_set(&policy, word, err))
 			return cli_usage_error("sort", "--nodes: %s", err);
 	}
-	if (zs_sorter_open(&policy, &s, err)) {
+	if (zs_sorter_open(&policy.sorter, &policy.memcache, &policy.metrics, &s, err)) {
 		fprintf(stderr, "zonesort sort: %s\n", err);
 		return ZS_EXIT_USAGE;
 	}

@@ -66,10 +66,10 @@ struct module_state {
 	enum zs_modrefusal predicted;
 };
 
-static void module_state_read(const struct zs_policy *p, const struct zs_sorter *s,
+static void module_state_read(const struct zs_sorter_opts *o, const struct zs_sorter *s,
 			      struct module_state *m)
 {
-	m->name = strcmp(p->modprobe, "no") ? p->modprobe : "zonesort";
+	m->name = strcmp(o->modprobe, "no") ? o->modprobe : "zonesort";
 	m->found = !zs_modsig_module(m->name, m->file, sizeof(m->file), m->signer, sizeof(m->signer),
 				     m->error);
 	zs_modsig_kernel_read("", &m->k);
@@ -136,7 +136,7 @@ static const char *ways_name(int ways, char *buf, size_t len)
 
 /* Whether the backend could sort this node now, and why not. Looking, not
  * sorting: status has no side effects. */
-static void probe_backend(const struct zs_policy *p, enum zs_sorter_kind k,
+static void probe_backend(const struct zs_sorter_opts *o, enum zs_sorter_kind k,
 			  struct node_state *n)
 {
 	char path[PATH_MAX + 32];
@@ -146,11 +146,11 @@ static void probe_backend(const struct zs_policy *p, enum zs_sorter_kind k,
 		FILE *f;
 		unsigned interval = 0;
 
-		snprintf(path, sizeof(path), "%s/nodeid", p->sysfs);
+		snprintf(path, sizeof(path), "%s/nodeid", o->sysfs);
 		n->works = access(path, W_OK) == 0;
 		snprintf(n->detail, sizeof(n->detail), "%s %s", path,
 			 n->works ? "writable" : "not writable");
-		snprintf(path, sizeof(path), "%s/sort_interval", p->sysfs);
+		snprintf(path, sizeof(path), "%s/sort_interval", o->sysfs);
 		f = fopen(path, "re");
 		if (f && fscanf(f, "%u", &interval) == 1 && interval) {
 			size_t used = strlen(n->detail);
@@ -163,7 +163,7 @@ static void probe_backend(const struct zs_policy *p, enum zs_sorter_kind k,
 		break;
 	}
 	case ZS_SORTER_COMPACT:
-		snprintf(path, sizeof(path), "%s/node%d/compact", p->node_sysfs, n->node);
+		snprintf(path, sizeof(path), "%s/node%d/compact", o->node_sysfs, n->node);
 		n->works = access(path, W_OK) == 0;
 		snprintf(n->detail, sizeof(n->detail), "%s %s", path,
 			 n->works ? "writable" : "not writable");
@@ -449,7 +449,7 @@ static void prom_numa_line(FILE *f, const char *name, const char *node, int numa
 
 /* The node's state for node_exporter's textfile collector: what the sorter
  * can do and how the free memory would collide, per NUMA node. */
-static int write_prometheus(const char *dir, const struct zs_policy *p, const struct zs_sorter *s,
+static int write_prometheus(const char *dir, const struct zs_metrics_opts *mo, const struct zs_sorter *s,
 			    const struct node_state *ns, int nn, char *err)
 {
 	char node[128], backend[64];
@@ -461,7 +461,7 @@ static int write_prometheus(const char *dir, const struct zs_policy *p, const st
 
 	if (!f)
 		return zs_fail(err, "out of memory");
-	zs_metrics_node(p, node, sizeof(node));
+	zs_metrics_node(mo, node, sizeof(node));
 	snprintf(backend, sizeof(backend), ",backend=\"%s\"", zs_sorter_kind_name(zs_sorter_backend(s)));
 	zs_prom_family(f, "zonesort_sorter_usable", "gauge",
 		       "1 when the sorter zonesort would use can sort this NUMA node now (zonesort status), else 0.");
@@ -596,16 +596,13 @@ int cmd_status(int argc, char **argv)
 	if (cli_policy(&policy, argc - optind, argv + optind))
 		return ZS_EXIT_USAGE;
 	if (cache_size)
-		policy.cache_size = cache_size;
+		policy.memcache.cache_size = cache_size;
 	if (ways)
-		policy.ways = ways;
-	char copy[PATH_MAX + 16];
-
+		policy.memcache.ways = ways;
 	/* status always asks hwloc, and refreshes the copy jobs use. */
-	snprintf(copy, sizeof(copy), "%s/memcache", policy.statedir);
-	mkdir(policy.statedir, 0755);
-	if (zs_memcache_discover_cached(&policy, copy, true, &mc, &nmc, err) ||
-	    zs_sorter_open(&policy, &s, err)) {
+	mkdir(policy.memcache.statedir, 0755);
+	if (zs_memcache_discover_cached(&policy.memcache, true, &mc, &nmc, err) ||
+	    zs_sorter_open(&policy.sorter, &policy.memcache, &policy.metrics, &s, err)) {
 		fprintf(stderr, "zonesort status: %s\n", err);
 		return ZS_EXIT_FAIL;
 	}
@@ -638,7 +635,7 @@ int cmd_status(int argc, char **argv)
 		ns[nn] = (struct node_state){ .node = n, .mem = mem, .free = freeb,
 					      .cache = zs_memcache_find(mc, nmc, n),
 					      .target = zs_sorter_is_target(s, n) };
-		probe_backend(&policy, zs_sorter_backend(s), &ns[nn]);
+		probe_backend(&policy.sorter, zs_sorter_backend(s), &ns[nn]);
 		if (zs_sorter_nothing_to_sort(s))
 			snprintf(ns[nn].detail, sizeof(ns[nn].detail), "%s", ZS_NOTHING_TO_SORT);
 		ns[nn].have_quarantine = !zs_sorter_quarantine(s, n, &ns[nn].quarantine);
@@ -651,14 +648,14 @@ int cmd_status(int argc, char **argv)
 	}
 	struct module_state module;
 
-	module_state_read(&policy, s, &module);
+	module_state_read(&policy.sorter, s, &module);
 	if (json)
 		print_json(s, mc, nmc, ns, nn, zones, histogram, &module);
 	else
 		print_human(s, mc, nmc, ns, nn, zones, histogram, &module);
 	int rc = ZS_EXIT_OK;
 
-	if (prom_dir && write_prometheus(prom_dir, &policy, s, ns, nn, err)) {
+	if (prom_dir && write_prometheus(prom_dir, &policy.metrics, s, ns, nn, err)) {
 		fprintf(stderr, "zonesort status: %s\n", err);
 		rc = ZS_EXIT_FAIL;
 	}

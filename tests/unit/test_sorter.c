@@ -7,6 +7,7 @@
  * test stands for what hwloc would find. */
 #include "config.h"
 #include "errbuf.h"
+#include "policy.h"
 #include "sorter.h"
 #include "tap.h"
 
@@ -37,6 +38,12 @@ static void policy_for(struct zs_policy *p, const char *sorter)
 	zs_policy_set(p, "cache_size=64MiB", NULL);
 }
 
+/* The sorter with the options a plugstack.conf line gives it. */
+static int sorter_open(const struct zs_policy *p, struct zs_sorter **s, char *err)
+{
+	return zs_sorter_open(&p->sorter, &p->memcache, &p->metrics, s, err);
+}
+
 static struct zs_node_result last;
 
 static void remember(void *ctx, const struct zs_node_result *r)
@@ -52,7 +59,7 @@ static struct zs_sorter *open_sorter(const char *kind)
 	char err[ZS_ERRLEN];
 
 	policy_for(&p, kind);
-	if (zs_sorter_open(&p, &s, err))
+	if (sorter_open(&p, &s, err))
 		printf("# open failed: %s\n", err);
 	return s;
 }
@@ -280,7 +287,7 @@ static void state_directory(void)
 
 	policy_for(&p, "kernel");
 	zs_policy_set(&p, "nodes=auto", NULL);
-	ok(zs_sorter_open(&p, &s2, err) == 0, "discovery through the state directory works");
+	ok(sorter_open(&p, &s2, err) == 0, "discovery through the state directory works");
 	zs_sorter_close(s2);
 	f = fopen(victim, "r");
 	ok(f && fgets(got, sizeof(got), f) && !strcmp(got, "precious\n"), "the victim is untouched by the cache-layout copy");
@@ -381,9 +388,9 @@ static struct zs_sorter *open_nocache(const char *sorter, const char *w1, const 
 	char err[ZS_ERRLEN];
 
 	policy_for(&p, sorter);
-	p.cache_size = 0;
+	p.memcache.cache_size = 0;
 	if ((w1 && zs_policy_set(&p, w1, err)) || (w2 && zs_policy_set(&p, w2, err)) ||
-	    zs_sorter_open(&p, &s, err))
+	    sorter_open(&p, &s, err))
 		printf("# open failed: %s\n", err);
 	return s;
 }
@@ -429,9 +436,9 @@ static void no_cache(void)
 	char err[ZS_ERRLEN];
 
 	policy_for(&pl, "auto");
-	pl.cache_size = 0;
+	pl.memcache.cache_size = 0;
 	zs_policy_set(&pl, "nodes=0,1000", NULL);
-	ok(zs_sorter_open(&pl, &s, err), "no cache: a node list naming a node the host lacks is still refused");
+	ok(sorter_open(&pl, &s, err), "no cache: a node list naming a node the host lacks is still refused");
 	err_has(err, "NUMA node 1000 does not exist", "... naming the node");
 
 	/* Asked for: compaction, also where a kernel interface exists. */
@@ -500,7 +507,7 @@ static void full_quarantine(void)
 	unlink(root_path("state/node0.compacted"));
 	policy_for(&p, "kernel");
 	snprintf(w, sizeof(w), "compact_interval=%d", 30);
-	ok(zs_policy_set(&p, w, NULL) == 0 && zs_sorter_open(&p, &s, NULL) == 0 && s,
+	ok(zs_policy_set(&p, w, NULL) == 0 && sorter_open(&p, &s, NULL) == 0 && s,
 	   "kernel sorter with compact_interval=30");
 	if (!s)
 		return;
