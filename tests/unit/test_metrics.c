@@ -252,6 +252,12 @@ static void records(void)
 	ok(zs_report_parse("garbage\n", &back) == -1, "a line without job and where is refused");
 	free(line);
 
+	/* Reports are root's files, read by their users through ACLs. */
+	if (geteuid()) {
+		skip("writing users' reports (root's files with ACLs) needs root",
+		     "records are written, read back and expired");
+		return;
+	}
 	struct zs_policy p = policy_in("reports");
 	char err[ZS_ERRLEN], path[PATH_MAX + 64];
 	struct zs_report_step *steps;
