@@ -4,6 +4,7 @@
  * <linux/balloon_compaction.h> with another protocol). The quarantine
  * holds its blocks that way where modules cannot mark pages movable:
  * see zonesort_hold.c. */
+#include "conftest-prelude.h"
 #include <linux/balloon.h>
 
 #ifndef CONFIG_BALLOON_MIGRATION

@@ -3,8 +3,7 @@
  * own operations (__SetPageMovable: Debian's 6.1 and 6.12, not sid's 7.2)
  * and allocate a given range. The quarantine needs both: see
  * zonesort_quarantine.c. */
-#include <linux/migrate.h>
-#include <linux/mm.h>
+#include "conftest-prelude.h"
 
 #ifndef CONFIG_CONTIG_ALLOC
 #error "the quarantine takes free blocks with alloc_contig_range()"

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Kbuild probe: per-CPU page lists have a spinlock other CPUs may take. */
-#include <linux/mmzone.h>
-#include <linux/spinlock.h>
+#include "conftest-prelude.h"
 
 int zs_conftest(struct per_cpu_pages *pcp);
 int zs_conftest(struct per_cpu_pages *pcp)

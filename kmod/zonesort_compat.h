@@ -5,10 +5,11 @@
  * Distribution kernels backport page-allocator changes (RHEL 9's 5.14
  * carries many of 6.x), so a version number says little about struct
  * layouts. Where the headers define a macro with the change, it is tested
- * here; where only a struct member changed, Kbuild compiles a probe
- * against the kernel's headers (conftest-*.c) and passes the result as
- * -DZS_HAVE_... . LINUX_VERSION_CODE is used only for the range of
- * kernels this code was written and tested against (zonesort_range.h).
+ * here; where only a struct member or a function's arguments changed,
+ * Kbuild compiles a probe against the kernel's headers (conftest-*.c,
+ * with conftest-control.c as their positive control) and passes the
+ * result as -DZS_HAVE_... . LINUX_VERSION_CODE is used only for the range
+ * of kernels this code was written and tested against (zonesort_range.h).
  */
 #ifndef ZONESORT_COMPAT_H
 #define ZONESORT_COMPAT_H

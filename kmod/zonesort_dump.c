@@ -138,8 +138,7 @@ static int zs_dump_open(struct inode *inode, struct file *file)
 	/*
 	 * vmalloc, not kvmalloc: a megabyte from kmalloc is a costly order,
 	 * whose first try compacts memory and drains this CPU's per-CPU
-	 * lists, changing the lists about to be dumped (a sort counted 191
-	 * movable per-CPU pages, a dump right after it saw 54).
+	 * lists, changing the lists about to be dumped.
 	 */
 	d->pfns = vmalloc(array_size(d->npfns, sizeof(*d->pfns)));
 	d->text = vmalloc(d->size);

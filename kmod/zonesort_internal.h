@@ -31,6 +31,10 @@ struct page *zs_block(struct zone *zone, unsigned long pfn, unsigned int order, 
  * file's lock_hold_entries_max). */
 void zs_note_hold(unsigned int entries);
 
+struct kobject;
+/* The node of a node's sysfs directory (ZS_NODE_DIR_FMT). */
+int zs_kobj_nid(struct kobject *k);
+
 #ifdef ZS_TEST_HOOKS
 /* debugfs zonesort/freelists, test builds only: each list is copied in
  * one lock hold, interrupts off, into memory sized by the free blocks. */

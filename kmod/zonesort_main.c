@@ -5,23 +5,13 @@
  * memory-side cache, such as KNL MCDRAM in cache mode, Optane PMem Memory
  * Mode or HBM cache mode.
  *
- * Interface, compatible with Intel's zonesort_module:
- *   /sys/kernel/zone_sort_free_pages/nodeid         write a NUMA node id:
- *       sorts that node now and returns when done. EINVAL: garbage, node
- *       out of range or offline. EBUSY: another sort runs, or sort_interval
- *       is set (the module then sorts every node on its own). ENODEV: no
- *       cache geometry known (see below). EDOM: cache_size and ways give
- *       no whole number of slots. ENOMEM: no memory for the sort's tables.
- *   /sys/kernel/zone_sort_free_pages/sort_interval  seconds, 0 = off: sort
- *       every node with memory that often. Reads "N sec" and accepts "N"
- *       or "N sec", as Intel's module does.
- * and this module's additions, read-only:
- *   stats      counters, times and the longest lock holds
- *   conflicts  per node, the share of the pages of a fresh allocation of
- *              half (and all) of the cache that would share a cache slot
- *              with another of its pages, computed from the free lists now
- * plus, in test builds, debugfs zonesort/freelists (the lists themselves,
- * zonesort_dump.c).
+ * Interface (every file in zonesort_abi.h): Intel's zonesort_module's
+ * nodeid (write a node id: sort it now) and sort_interval (sort every
+ * node that often), and this module's interface_version, stats, and per
+ * node conflicts_half_ppm and conflicts_full_ppm (the share of a fresh
+ * allocation of half or all of the cache that would collide, computed from
+ * the lists now); the quarantine adds its own (zonesort_quarantine.c).
+ * In test builds also debugfs zonesort/freelists (zonesort_dump.c).
  *
  * Cache geometry: the module parameters cache_size (bytes, any multiple
  * of ways x page size) and ways; when cache_size is 0, the node's level-1
@@ -65,6 +55,7 @@
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 
+#include "zonesort_abi.h"
 #include "zonesort_compat.h"
 #include "zonesort_internal.h"
 #include "zonesort_policy.h"
@@ -74,10 +65,6 @@
 
 /* Largest free list snapshot taken, in blocks (2 x 8 bytes each). */
 #define ZS_MAX_BLOCKS (4UL << 20)
-/* Longest sort_interval accepted, seconds. */
-#define ZS_MAX_INTERVAL 86400U
-/* Largest cache_size accepted: 64 TiB. */
-#define ZS_MAX_CACHE_SIZE (1ULL << 46)
 /* Scratch memory is allocated without retrying or waking the OOM killer. */
 #define ZS_GFP (GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN)
 
@@ -134,7 +121,7 @@ static int zs_set_ways(const char *val, const struct kernel_param *kp)
 {
 	unsigned int v;
 
-	if (kstrtouint(val, 0, &v) || v > 64) {
+	if (kstrtouint(val, 0, &v) || v > ZS_MAX_WAYS) {
 		pr_warn("ways: '%.*s' is not 0 (from the firmware) or an associativity from 1 to 64\n",
 			(int)strcspn(val, "\n"), val);
 		return -EINVAL;
@@ -389,6 +376,7 @@ struct zs_run {
 	unsigned int max_pcp_entries;
 	s64 max_hold_ns;
 	int err;
+	struct zsq_sort q;	/* the quarantine's part of a sort */
 };
 
 static struct zs_run zs_run_state;
@@ -764,9 +752,15 @@ static void zs_walk_node(struct zs_run *r, bool apply)
 					 * before: base pages, and from the
 					 * huge-page order on huge-page faults,
 					 * which come first there. */
-					n = zsq_filter(zone, order, mt, r->st.load,
-						       r->st.marked ? r->st.tload : NULL,
-						       r->blocks, n, r->cap, r->tmp);
+					struct zsq_list l = {
+						.zone = zone, .order = order, .mt = mt,
+						.load = r->st.load,
+						.tload = r->st.marked ? r->st.tload : NULL,
+						.blocks = r->blocks, .tmp = r->tmp,
+						.n = n, .cap = r->cap,
+					};
+
+					n = zsq_filter(&r->q, &l);
 					zsp_order_blocks(&r->st, r->blocks, n, order, r->tmp);
 					zs_apply(r, zone, order, mt, n);
 				}
@@ -812,26 +806,25 @@ static int zs_sort_node(int nid)
 	err = zs_run_begin(r, nid, &size, halves);
 	if (err)
 		goto out;
-	zsq_sort_begin(nid, &r->g);
+	zsq_sort_begin(&r->q, nid, &r->g);
 	zs_walk_node(r, true);
-	zsq_sort_end(nid);
+	zsq_sort_end(&r->q);
 	before_ppm = zsp_conflict_ppm(&r->est[0]);
 	/*
 	 * Blocks the quarantine gave back reach the free lists through the
-	 * per-CPU lists, and merge there, while the lists before them are
-	 * already in order: in a decay round that gave back 11 834 of 16 253
-	 * held pages the lists allowed 2.0% and handed out 7.7% in the order
-	 * they had. Such a sort orders the lists once more as they now are,
-	 * the quarantine keeping what it holds and taking with what is left of
-	 * its limit (zsq_settle); the estimate after is that walk's.
+	 * per-CPU lists and merge with their buddies after the lists before
+	 * them were ordered, so the allocation would take them in the order
+	 * they land in. Such a sort orders the lists once more as they now
+	 * are, the quarantine keeping what it holds and taking with what is
+	 * left of its limit (zsq_settle); the estimate after is that walk's.
 	 */
-	if (!r->err && zsq_settle(nid)) {
+	if (!r->err && zsq_settle(&r->q)) {
 		zs_est_begin(r, halves);
 		r->free_pages = r->pcp_pages = r->pcp_thp_pages = 0;
 		zs_walk_node(r, true);
 		atomic64_inc(&zs_stats.settled);
 	}
-	zsq_sort_done(nid);
+	zsq_sort_done(&r->q);
 	err = r->err;
 	ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
 	atomic64_add(r->moved, &zs_stats.moved);
@@ -935,7 +928,7 @@ static int zs_parse_interval(const char *buf, unsigned int *v)
 		return -EINVAL;
 	memcpy(num, buf, digits);
 	num[digits] = 0;
-	if (kstrtouint(num, 10, v) || *v > ZS_MAX_INTERVAL)
+	if (kstrtouint(num, 10, v) || *v > ZS_MAX_SORT_INTERVAL)
 		return -EINVAL;
 	return 0;
 }
@@ -1007,57 +1000,23 @@ static ssize_t stats_show(struct kobject *k, struct kobj_attribute *a, char *buf
 			  READ_ONCE(zs_interval));
 }
 
-/* One line per node with memory: the estimated share (ppm) of conflicting
- * pages in a fresh allocation of half and of all of the cache, from the
- * per-CPU and free lists as they are now. Waits for a running sort; a
- * sort that comes meanwhile waits for this read. */
-static ssize_t conflicts_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+static ssize_t interface_version_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {
-	/* half and all of the cache */
-	static const unsigned int halves[2] = { 1, 2 };
-	struct zs_run *r = &zs_run_state;
-	ssize_t len = 0;
-	int nid;
-
-	if (mutex_lock_killable(&zs_mutex))
-		return -EINTR;
-	for_each_node_state(nid, N_MEMORY) {
-		u64 size;
-		int err = zs_run_begin(r, nid, &size, halves);
-
-		if (err == -ENODEV || err == -EDOM) {
-			len += sysfs_emit_at(buf, len, "node=%d cache_size=0\n", nid);
-			continue;
-		}
-		if (err) {
-			len = err;
-			break;
-		}
-		zs_walk_node(r, false);
-		if (r->err) {
-			len = r->err;
-			break;
-		}
-		len += sysfs_emit_at(buf, len,
-				     "node=%d cache_size=%llu ways=%u free_pages=%llu half_ppm=%u full_ppm=%u\n",
-				     nid, size, r->g.ways, r->free_pages, zsp_conflict_ppm(&r->est[0]),
-				     zsp_conflict_ppm(&r->est[1]));
-	}
-	mutex_unlock(&zs_mutex);
-	return len;
+	return sysfs_emit(buf, "%d\n", ZS_ABI_VERSION);
 }
 
 static struct kobj_attribute zs_attr_nodeid = __ATTR(nodeid, 0644, nodeid_show, nodeid_store);
 static struct kobj_attribute zs_attr_interval =
 	__ATTR(sort_interval, 0644, sort_interval_show, sort_interval_store);
 static struct kobj_attribute zs_attr_stats = __ATTR(stats, 0444, stats_show, NULL);
-static struct kobj_attribute zs_attr_conflicts = __ATTR(conflicts, 0400, conflicts_show, NULL);
+static struct kobj_attribute zs_attr_version =
+	__ATTR(interface_version, 0444, interface_version_show, NULL);
 
 static struct attribute *zs_attrs[] = {
 	&zs_attr_nodeid.attr,
 	&zs_attr_interval.attr,
 	&zs_attr_stats.attr,
-	&zs_attr_conflicts.attr,
+	&zs_attr_version.attr,
 	NULL,
 };
 
@@ -1066,6 +1025,121 @@ static const struct attribute_group zs_group = {
 };
 
 static struct kobject *zs_kobj;
+
+/* ------------------------------------------------------------------------
+ * sysfs: one directory per node with memory when the module loaded.
+ */
+struct zs_node_dir {
+	struct kobject kobj;
+	int nid;
+};
+
+static struct zs_node_dir **zs_node_dirs;	/* nr_node_ids entries */
+
+int zs_kobj_nid(struct kobject *k)
+{
+	return container_of(k, struct zs_node_dir, kobj)->nid;
+}
+
+/* The estimated share (ppm) of colliding pages in a fresh allocation of
+ * half (which 0) or all (1) of the node's cache, from its per-CPU and free
+ * lists as they are now. Waits for a running sort; a sort that comes
+ * meanwhile waits for this read. */
+static ssize_t zs_conflicts_show(struct kobject *k, char *buf, int which)
+{
+	static const unsigned int halves[2] = { 1, 2 };
+	struct zs_run *r = &zs_run_state;
+	ssize_t len;
+	u64 size;
+
+	if (mutex_lock_killable(&zs_mutex))
+		return -EINTR;
+	len = zs_run_begin(r, zs_kobj_nid(k), &size, halves);
+	if (!len) {
+		zs_walk_node(r, false);
+		len = r->err ? r->err : sysfs_emit(buf, "%u\n", zsp_conflict_ppm(&r->est[which]));
+	}
+	mutex_unlock(&zs_mutex);
+	return len;
+}
+
+static ssize_t conflicts_half_ppm_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+{
+	return zs_conflicts_show(k, buf, 0);
+}
+
+static ssize_t conflicts_full_ppm_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+{
+	return zs_conflicts_show(k, buf, 1);
+}
+
+static struct kobj_attribute zs_attr_conflicts_half = __ATTR_RO_MODE(conflicts_half_ppm, 0400);
+static struct kobj_attribute zs_attr_conflicts_full = __ATTR_RO_MODE(conflicts_full_ppm, 0400);
+
+static struct attribute *zs_node_attrs[] = {
+	&zs_attr_conflicts_half.attr,
+	&zs_attr_conflicts_full.attr,
+	NULL,
+};
+
+static const struct attribute_group zs_node_group = {
+	.attrs = zs_node_attrs,
+};
+
+static const struct attribute_group *zs_node_groups[] = {
+	&zs_node_group,
+#ifdef ZS_HAVE_QUARANTINE
+	&zsq_node_group,
+#endif
+	NULL,
+};
+
+static void zs_node_release(struct kobject *k)
+{
+	kfree(container_of(k, struct zs_node_dir, kobj));
+}
+
+static const struct kobj_type zs_node_ktype = {
+	.release = zs_node_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+	.default_groups = zs_node_groups,
+};
+
+static void zs_nodes_remove(void)
+{
+	int nid;
+
+	if (!zs_node_dirs)
+		return;
+	for (nid = 0; nid < nr_node_ids; nid++)
+		if (zs_node_dirs[nid])
+			kobject_put(&zs_node_dirs[nid]->kobj);
+	kfree(zs_node_dirs);
+	zs_node_dirs = NULL;
+}
+
+static int zs_nodes_add(void)
+{
+	int nid, err;
+
+	zs_node_dirs = kcalloc(nr_node_ids, sizeof(*zs_node_dirs), GFP_KERNEL);
+	if (!zs_node_dirs)
+		return -ENOMEM;
+	for_each_node_state(nid, N_MEMORY) {
+		struct zs_node_dir *d = kzalloc(sizeof(*d), GFP_KERNEL);
+
+		if (!d)
+			return -ENOMEM;
+		d->nid = nid;
+		err = kobject_init_and_add(&d->kobj, &zs_node_ktype, zs_kobj, ZS_NODE_DIR_FMT, nid);
+		if (err) {
+			kobject_put(&d->kobj);
+			return err;
+		}
+		zs_node_dirs[nid] = d;
+	}
+	return 0;
+}
 
 static int __init zs_init(void)
 {
@@ -1086,18 +1160,25 @@ static int __init zs_init(void)
 		err = -ENOMEM;
 		goto fail;
 	}
-	err = sysfs_create_group(zs_kobj, &zs_group);
+	err = zsq_init(zs_kobj);
+	if (err)
+		goto kobj;
+	err = zs_nodes_add();
 	if (!err)
-		err = zsq_init(zs_kobj);
-	if (err) {
-		kobject_put(zs_kobj);
-		goto fail;
-	}
+		err = sysfs_create_group(zs_kobj, &zs_group);
+	if (err)
+		goto nodes;
 	zs_dump_init();
 	WRITE_ONCE(zs_ready, true);
-	pr_info("version %s loaded: cache_size=%lu ways=%u (0: from the firmware), %u list entries per lock hold, tables for %llu slots and %zu blocks\n",
-		ZS_VERSION, zs_cache_size, zs_ways, ZS_BATCH, zs_scratch.nslots, zs_scratch.nblocks);
+	pr_info("version %s (interface %d) loaded: cache_size=%lu ways=%u (0: from the firmware), %u list entries per lock hold, tables for %llu slots and %zu blocks\n",
+		ZS_VERSION, ZS_ABI_VERSION, zs_cache_size, zs_ways, ZS_BATCH, zs_scratch.nslots,
+		zs_scratch.nblocks);
 	return 0;
+nodes:
+	zs_nodes_remove();
+	zsq_exit();
+kobj:
+	kobject_put(zs_kobj);
 fail:
 	zs_scratch_free(&zs_scratch);
 	kfree(zs_fw);
@@ -1109,10 +1190,12 @@ static void __exit zs_exit(void)
 	WRITE_ONCE(zs_exiting, true);
 	zs_dump_exit();
 	/* Removing the files waits for writers still inside them. */
-	kobject_put(zs_kobj);
+	sysfs_remove_group(zs_kobj, &zs_group);
+	zs_nodes_remove();
 	WRITE_ONCE(zs_interval, 0);
 	cancel_delayed_work_sync(&zs_work);
 	zsq_exit();
+	kobject_put(zs_kobj);
 	zs_scratch_free(&zs_scratch);
 	kfree(zs_fw);
 }

@@ -25,8 +25,9 @@
  *     offlining, contiguous allocations; and when memory goes offline
  *     (the memory notifier), for holds isolation cannot take back,
  *   - under memory pressure: a shrinker, reporting them as reclaimed,
- *   - on "release" or "release N" written to the quarantine file, and
- *     when the quarantine is switched off or the module unloads.
+ *   - on "1" written to quarantine/release (every node's) or to a node's
+ *     quarantine_release, and when the quarantine is switched off or the
+ *     module unloads.
  *
  * Bounds. A node holds at most quarantine_max_permille per mille of its
  * cache's pages, at every instant: a take first makes room by giving back
@@ -71,6 +72,7 @@
 #include <linux/sysfs.h>
 #include <linux/vmstat.h>
 
+#include "zonesort_abi.h"
 #include "zonesort_compat.h"
 #include "zonesort_hold.h"
 #include "zonesort_internal.h"
@@ -91,13 +93,13 @@ module_param_named(quarantine, zsq_enabled, bool, 0644);
 MODULE_PARM_DESC(quarantine,
 		 "take the free blocks a sort cannot keep from colliding out of the free lists until the next sort, memory pressure or isolation (default Y)");
 
-static unsigned int zsq_permille = 125, zsq_max_permille = 500;
+static unsigned int zsq_permille = ZS_DEFAULT_Q_PERMILLE, zsq_max_permille = ZS_DEFAULT_Q_MAX_PERMILLE;
 
 static int zsq_set_permille(const char *val, const struct kernel_param *kp)
 {
 	unsigned int v;
 
-	if (kstrtouint(val, 0, &v) || v > 1000) {
+	if (kstrtouint(val, 0, &v) || v > ZS_MAX_PERMILLE) {
 		pr_warn("%s: '%.*s' is not a number from 0 to 1000 (per mille of the cache's pages)\n",
 			kp->name, (int)strcspn(val, "\n"), val);
 		return -EINVAL;
@@ -141,22 +143,9 @@ static struct {
 	atomic64_t gone, no_room;
 } zsq_stats;
 
-/* The sort in progress or the last one; written only with zs_mutex
- * held, read by the sysfs file without it (figures only). */
-static struct zsq_sort {
-	bool on, huge, settling;
-	int nid, zi;
-	unsigned int order;
-	struct zone *zone;
-	struct zsq_pick pick;
-	unsigned long want;
-	struct zs_strays strays;
-	unsigned long taken, kept, given_back, failed, settle_taken;
-	unsigned long room_short;	/* pages not taken for lack of room */
-	unsigned long short_pages;	/* colliding pages left, earlier walks */
-	unsigned long allcpu_ops, strays_seen;
-	s64 ns;
-} zsq_run = { .nid = -1 };
+/* The last sort's figures, for quarantine/stats; written by the sort
+ * at its end, read without a lock. */
+static struct zsq_figures zsq_last = { .nid = -1 };
 
 static void zsq_account(int nid, long pages)
 {
@@ -357,20 +346,21 @@ bool zsq_block_isolated(struct zsq_block *b, bool *free_block)
 /* Whether taking size pages leaves the zone its high watermark plus the
  * protected allocation free; a small zone (DMA's 16 MiB) never has that
  * room. */
-static bool zsq_room(struct zone *zone, unsigned long size)
+static bool zsq_room(const struct zsq_sort *qs, struct zone *zone, unsigned long size)
 {
-	return zone_page_state(zone, NR_FREE_PAGES) >= high_wmark_pages(zone) + zsq_run.want + size;
+	return zone_page_state(zone, NR_FREE_PAGES) >= high_wmark_pages(zone) + qs->want + size;
 }
 
 /* The list this sort reaches last among those it has not picked yet, or
  * false: lower zones come after higher ones, higher orders after lower. */
-static bool zsq_unvisited_last(struct zsq_node *qn, int *zi, unsigned int *order)
+static bool zsq_unvisited_last(const struct zsq_sort *qs, struct zsq_node *qn, int *zi,
+			       unsigned int *order)
 {
 	int z, o;
 
-	for (z = 0; z <= zsq_run.zi; z++) {
+	for (z = 0; z <= qs->zi; z++) {
 		for (o = ZS_NR_ORDERS - 1; o >= 0; o--) {
-			if (z == zsq_run.zi && o <= (int)zsq_run.order)
+			if (z == qs->zi && o <= (int)qs->order)
 				break;
 			if (qn->count[z][o]) {
 				*zi = z;
@@ -387,7 +377,7 @@ static bool zsq_unvisited_last(struct zsq_node *qn, int *zi, unsigned int *order
  * taken, giving back held blocks of lists not yet picked when it must.
  * False when even that leaves no room.
  */
-static bool zsq_reserve(struct zsq_node *qn, unsigned long need)
+static bool zsq_reserve(struct zsq_sort *qs, struct zsq_node *qn, unsigned long need)
 {
 	LIST_HEAD(out);
 
@@ -397,7 +387,7 @@ static bool zsq_reserve(struct zsq_node *qn, unsigned long need)
 
 		spin_lock(&qn->lock);
 		while (qn->pages + need > qn->max && batch &&
-		       zsq_unvisited_last(qn, &zi, &order)) {
+		       zsq_unvisited_last(qs, qn, &zi, &order)) {
 			struct zsq_block *b = list_last_entry(&qn->held[zi][order],
 							      struct zsq_block, link);
 
@@ -409,14 +399,14 @@ static bool zsq_reserve(struct zsq_node *qn, unsigned long need)
 			qn->pages += need;
 			qn->peak = max(qn->peak, qn->pages);
 			spin_unlock(&qn->lock);
-			zsq_run.given_back += zsq_give_back(zsq_run.nid, &out);
+			qs->f.given_back += zsq_give_back(qs->nid, &out);
 			return true;
 		}
 		spin_unlock(&qn->lock);
 		zs_note_hold(ZS_BATCH - batch);
 		if (list_empty(&out))
 			return false;
-		zsq_run.given_back += zsq_give_back(zsq_run.nid, &out);
+		qs->f.given_back += zsq_give_back(qs->nid, &out);
 	}
 }
 
@@ -432,7 +422,8 @@ static void zsq_unreserve(struct zsq_node *qn, unsigned long pages)
  * back when its pageblock was isolated meanwhile: memory offlining or a
  * contiguous allocation wants it. Its pages are reserved already.
  */
-static bool zsq_hold_taken(struct zsq_node *qn, struct zsq_block *b, struct page *page)
+static bool zsq_hold_taken(struct zsq_sort *qs, struct zsq_node *qn, struct zsq_block *b,
+			   struct page *page)
 {
 	bool back;
 	LIST_HEAD(out);
@@ -445,7 +436,7 @@ static bool zsq_hold_taken(struct zsq_node *qn, struct zsq_block *b, struct page
 		zsq_block_discard(b);
 		return false;
 	}
-	zsq_account(zsq_run.nid, 1L << b->order);
+	zsq_account(qs->nid, 1L << b->order);
 	spin_lock(&qn->lock);
 	back = b->release_wanted || zs_pageblock_mt(b->pfn) == MIGRATE_ISOLATE;
 	if (back) {
@@ -458,17 +449,17 @@ static bool zsq_hold_taken(struct zsq_node *qn, struct zsq_block *b, struct page
 		qn->nblocks++;
 	}
 	spin_unlock(&qn->lock);
-	zsq_give_back(zsq_run.nid, &out);
+	zsq_give_back(qs->nid, &out);
 	atomic64_add(1UL << b->order, &zsq_stats.taken);
 	return !back;
 }
 
 /* How many of n blocks of 2^order pages fit under the zone's free
  * margin. */
-static size_t zsq_fit(struct zone *zone, unsigned int order, size_t n)
+static size_t zsq_fit(const struct zsq_sort *qs, struct zone *zone, unsigned int order, size_t n)
 {
 	unsigned long free = zone_page_state(zone, NR_FREE_PAGES);
-	unsigned long floor = high_wmark_pages(zone) + zsq_run.want;
+	unsigned long floor = high_wmark_pages(zone) + qs->want;
 
 	if (free <= floor)
 		return 0;
@@ -480,12 +471,13 @@ static size_t zsq_fit(struct zone *zone, unsigned int order, size_t n)
  * zone and order; those not taken stay in pfns, moved to its front.
  * Returns how many stay.
  */
-static size_t zsq_take_batch(struct zone *zone, unsigned int order, u64 *pfns, size_t n)
+static size_t zsq_take_batch(struct zsq_sort *qs, struct zone *zone, unsigned int order, u64 *pfns,
+			     size_t n)
 {
-	struct zsq_node *qn = &zsq_nodes[zsq_run.nid];
+	struct zsq_node *qn = &zsq_nodes[qs->nid];
 	struct zsq_block *bs[ZS_TAKE_BATCH];
 	struct page *got[ZS_TAKE_BATCH];
-	size_t want = zsq_fit(zone, order, n), i, left = 0;
+	size_t want = zsq_fit(qs, zone, order, n), i, left = 0;
 
 	for (i = 0; i < want; i++) {
 		bs[i] = kmem_cache_alloc(zsq_cache, GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN);
@@ -493,14 +485,14 @@ static size_t zsq_take_batch(struct zone *zone, unsigned int order, u64 *pfns, s
 			break;
 	}
 	want = i;
-	if (want && !zsq_reserve(qn, want << order)) {
-		zsq_run.room_short += want << order;
+	if (want && !zsq_reserve(qs, qn, want << order)) {
+		qs->f.room_short += want << order;
 		atomic64_add(want, &zsq_stats.no_room);
 		while (want)
 			zsq_block_discard(bs[--want]);
 	}
 	if (want)
-		zs_take_blocks(zone, order, pfns, want, got, &zsq_run.strays);
+		zs_take_blocks(zone, order, pfns, want, got, &qs->strays);
 	for (i = 0; i < n; i++) {
 		if (i < want && got[i]) {
 			struct zsq_block *b = bs[i];
@@ -508,10 +500,10 @@ static size_t zsq_take_batch(struct zone *zone, unsigned int order, u64 *pfns, s
 			b->pfn = pfns[i];
 			b->order = order;
 			b->zone = zone_idx(zone);
-			if (zsq_hold_taken(qn, b, got[i])) {
-				zsq_run.taken += 1UL << order;
-				if (zsq_run.settling)
-					zsq_run.settle_taken += 1UL << order;
+			if (zsq_hold_taken(qs, qn, b, got[i])) {
+				qs->f.taken += 1UL << order;
+				if (qs->settling)
+					qs->f.settle_taken += 1UL << order;
 			}
 			continue;
 		}
@@ -519,7 +511,7 @@ static size_t zsq_take_batch(struct zone *zone, unsigned int order, u64 *pfns, s
 			zsq_unreserve(qn, 1UL << order);
 			zsq_block_discard(bs[i]);
 			atomic64_inc(&zsq_stats.gone);
-			zsq_run.failed++;
+			qs->f.failed++;
 		}
 		pfns[left++] = pfns[i];
 	}
@@ -528,21 +520,21 @@ static size_t zsq_take_batch(struct zone *zone, unsigned int order, u64 *pfns, s
 
 /* Takes the blocks blocks[from..to); those not taken are moved to
  * blocks[kept..) and given back to the pick. Returns the new kept. */
-static size_t zsq_take_list(struct zone *zone, unsigned int order, u64 *blocks, size_t kept,
-			    size_t from, size_t to)
+static size_t zsq_take_list(struct zsq_sort *qs, struct zone *zone, unsigned int order,
+			    u64 *blocks, size_t kept, size_t from, size_t to)
 {
-	bool can = zsq_run.on && (zsh_isolation_takes_back() || zone_idx(zone) != ZONE_MOVABLE);
+	bool can = qs->on && (zsh_isolation_takes_back() || zone_idx(zone) != ZONE_MOVABLE);
 	size_t i;
 
 	while (from < to) {
 		size_t n = min_t(size_t, to - from, ZS_TAKE_BATCH), left = n;
 
 		if (fatal_signal_pending(current))
-			zsq_run.on = can = false;
+			qs->on = can = false;
 		if (can)
-			left = zsq_take_batch(zone, order, blocks + from, n);
+			left = zsq_take_batch(qs, zone, order, blocks + from, n);
 		for (i = 0; i < left; i++) {
-			zsq_pick_untake(&zsq_run.pick, order);
+			zsq_pick_untake(&qs->pick, order);
 			blocks[kept++] = blocks[from + i];
 		}
 		from += n;
@@ -597,7 +589,7 @@ static int zsq_cmp_pfn(const void *a, const void *b)
  * keep is sorted here. Only the sort unlinks picking blocks, so the list
  * is walked without the lock between batches.
  */
-static void zsq_settle_picked(struct zsq_node *qn, u64 *keep, size_t nkeep)
+static void zsq_settle_picked(struct zsq_sort *qs, struct zsq_node *qn, u64 *keep, size_t nkeep)
 {
 	LIST_HEAD(out);
 
@@ -618,7 +610,7 @@ static void zsq_settle_picked(struct zsq_node *qn, u64 *keep, size_t nkeep)
 				b->state = ZSQ_HELD;
 				list_add_tail(&b->link, &qn->held[b->zone][b->order]);
 				qn->count[b->zone][b->order]++;
-				zsq_run.kept += 1UL << b->order;
+				qs->f.kept += 1UL << b->order;
 			} else {
 				zsq_uncount(qn, b);
 				list_add_tail(&b->link, &out);
@@ -626,7 +618,7 @@ static void zsq_settle_picked(struct zsq_node *qn, u64 *keep, size_t nkeep)
 		}
 		zs_note_hold(batch - 1);
 		spin_unlock(&qn->lock);
-		zsq_run.given_back += zsq_give_back(zsq_run.nid, &out);
+		qs->f.given_back += zsq_give_back(qs->nid, &out);
 		spin_lock(&qn->lock);
 	}
 	spin_unlock(&qn->lock);
@@ -648,7 +640,7 @@ static int zs_alloc_contig(unsigned long pfn, unsigned long nr)
  * blocks given back land there. drain_all_pages() is not exported;
  * alloc_contig_range() calls it (with an LRU drain): one first block of
  * the lowest non-empty movable list is allocated and freed at once. */
-static void zsq_drain(struct zone *zone)
+static void zsq_drain(struct zsq_sort *qs, struct zone *zone)
 {
 	unsigned long flags, pfn = 0;
 	unsigned int order, found = 0;
@@ -663,21 +655,24 @@ static void zsq_drain(struct zone *zone)
 		}
 	}
 	spin_unlock_irqrestore(&zone->lock, flags);
-	if (!pfn || !zsq_room(zone, 1UL << found))
+	if (!pfn || !zsq_room(qs, zone, 1UL << found))
 		return;
-	zsq_run.allcpu_ops++;
+	qs->f.allcpu_ops++;
 	if (!zs_alloc_contig(pfn, 1UL << found))
 		free_contig_range(pfn, 1UL << found);
 }
 
-static void zsq_drain_node(int nid)
+/* ZONE_MOVABLE is not drained: its memory may go offline at any time,
+ * and the pageblock alloc_contig_range() isolates for a moment makes an
+ * offlining of that memory block fail with EBUSY. */
+static void zsq_drain_node(struct zsq_sort *qs, int nid)
 {
 	pg_data_t *pgdat = NODE_DATA(nid);
 	int zi;
 
 	for (zi = 0; zi < MAX_NR_ZONES; zi++)
-		if (populated_zone(&pgdat->node_zones[zi]))
-			zsq_drain(&pgdat->node_zones[zi]);
+		if (zi != ZONE_MOVABLE && populated_zone(&pgdat->node_zones[zi]))
+			zsq_drain(qs, &pgdat->node_zones[zi]);
 }
 
 /* ------------------------------------------------------------------------
@@ -688,7 +683,7 @@ static unsigned long zsq_permille_of(unsigned long pages, unsigned int permille)
 	return pages / 1000 * permille + pages % 1000 * permille / 1000;
 }
 
-void zsq_sort_begin(int nid, const struct zsp_geom *g)
+void zsq_sort_begin(struct zsq_sort *qs, int nid, const struct zsp_geom *g)
 {
 	unsigned long cache_pages = (unsigned long)(g->colors * g->ways);
 	unsigned int max_pm = READ_ONCE(zsq_max_permille);
@@ -700,96 +695,98 @@ void zsq_sort_begin(int nid, const struct zsp_geom *g)
 	qn->limit = clamp(qn->limit, qn->base, qn->max);
 	spin_unlock(&qn->lock);
 	zsq_reap();
-	memset(&zsq_run, 0, sizeof(zsq_run));
-	zsq_run.nid = nid;
-	zsq_run.zi = MAX_NR_ZONES;
-	zsq_run.want = cache_pages / 2;
-	zsq_run.on = READ_ONCE(zsq_enabled) && qn->max;
-	zs_strays_init(&zsq_run.strays, ZSQ_STRAY_PAGES);
-	if (!zsq_run.on) {
+	memset(qs, 0, sizeof(*qs));
+	qs->nid = nid;
+	qs->zi = MAX_NR_ZONES;
+	qs->want = cache_pages / 2;
+	qs->on = READ_ONCE(zsq_enabled) && qn->max;
+	zs_strays_init(&qs->strays, ZSQ_STRAY_PAGES);
+	if (!qs->on) {
 		zsq_release(nid, ULONG_MAX, 0, ULONG_MAX);
 		return;
 	}
 	/* Held blocks over a lowered maximum go first. */
 	if (qn->pages > qn->max)
-		zsq_run.given_back += zsq_release(nid, qn->pages - qn->max, 0, ULONG_MAX);
-	zsq_pick_init(&zsq_run.pick, g, zsq_run.want, qn->limit);
-	zsq_drain_node(nid);
+		qs->f.given_back += zsq_release(nid, qn->pages - qn->max, 0, ULONG_MAX);
+	zsq_pick_init(&qs->pick, g, qs->want, qn->limit);
+	zsq_drain_node(qs, nid);
 }
 
 /* The sort reached another zone: strays go back (they are on this CPU's
  * lists of the zone just walked), the pick counts the per-CPU pages the
  * sort counted in the load. */
-static void zsq_next_zone(struct zone *zone, const u32 *load)
+static void zsq_next_zone(struct zsq_sort *qs, struct zone *zone, const u32 *load)
 {
 	u64 before = 0, s;
 
-	zsq_run.strays_seen += zsq_run.strays.pages;
-	zs_strays_put(&zsq_run.strays);
-	for (s = 0; s < zsq_run.pick.g.nslots; s++)
+	qs->f.strays += qs->strays.pages;
+	zs_strays_put(&qs->strays);
+	for (s = 0; s < qs->pick.g.nslots; s++)
 		before += load[s];
-	zsq_run.zone = zone;
-	zsq_run.zi = zone_idx(zone);
-	zsq_run.huge = false;
-	zsq_pick_zone(&zsq_run.pick, before);
+	qs->zone = zone;
+	qs->zi = zone_idx(zone);
+	qs->huge = false;
+	zsq_pick_zone(&qs->pick, before);
 }
 
-size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u32 *tload,
-		  u64 *blocks, size_t n, size_t cap, u64 *tmp)
+size_t zsq_filter(struct zsq_sort *qs, const struct zsq_list *l)
 {
-	struct zsq_node *qn = &zsq_nodes[zsq_run.nid];
+	struct zsq_node *qn = &zsq_nodes[qs->nid];
 	ktime_t t0 = ktime_get();
 	struct zsq_held_split split = { 0, 0 };
 	size_t nheld = 0, kept;
 
-	if (mt != MIGRATE_MOVABLE)
-		return n;
-	if (zone != zsq_run.zone)
-		zsq_next_zone(zone, load);
-	zsq_run.order = order;
-	if (ZS_THP_ORDER && order >= ZS_THP_ORDER && !zsq_run.huge && tload) {
+	if (l->mt != MIGRATE_MOVABLE)
+		return l->n;
+	if (l->zone != qs->zone)
+		zsq_next_zone(qs, l->zone, l->load);
+	qs->order = l->order;
+	if (ZS_THP_ORDER && l->order >= ZS_THP_ORDER && !qs->huge && l->tload) {
 		/* Huge-page allocations start here: tload counts these
 		 * lists alone (zsp_mark_sequence). */
-		zsq_run.huge = true;
-		zsq_pick_huge(&zsq_run.pick, 0);
+		qs->huge = true;
+		zsq_pick_huge(&qs->pick, 0);
 	}
-	if (!zsq_run.settling)
-		nheld = zsq_pull(qn, zone_idx(zone), order, blocks + n, cap - n);
-	if (zsq_run.on) {
-		kept = zsq_pick_list(&zsq_run.pick, load, zsq_run.huge ? tload : NULL, blocks,
-				     n + nheld, nheld, order, tmp, &split);
+	if (!qs->settling)
+		nheld = zsq_pull(qn, zone_idx(l->zone), l->order, l->blocks + l->n, l->cap - l->n);
+	if (qs->on) {
+		kept = zsq_pick_list(&qs->pick, l->load, qs->huge ? l->tload : NULL, l->blocks,
+				     l->n + nheld, nheld, l->order, l->tmp, &split);
 	} else {
-		kept = n + nheld;
+		kept = l->n + nheld;
 		split.kept = nheld;
 	}
 	/* Held blocks still colliding stay held, the others go back, before
 	 * the takes: those bring the given-back pages into the free lists
 	 * the sort orders. */
 	if (nheld) {
-		memcpy(tmp, blocks + kept, split.taken * sizeof(*tmp));
-		zsq_settle_picked(qn, tmp, split.taken);
+		memcpy(l->tmp, l->blocks + kept, split.taken * sizeof(*l->tmp));
+		zsq_settle_picked(qs, qn, l->tmp, split.taken);
 	}
-	kept = zsq_take_list(zone, order, blocks, kept, kept + split.taken, n + nheld);
-	zsq_run.ns += ktime_to_ns(ktime_sub(ktime_get(), t0));
+	kept = zsq_take_list(qs, l->zone, l->order, l->blocks, kept, kept + split.taken,
+			     l->n + nheld);
+	qs->f.ns += ktime_to_ns(ktime_sub(ktime_get(), t0));
 	return kept;
 }
 
-void zsq_sort_end(int nid)
+void zsq_sort_end(struct zsq_sort *qs)
 {
-	zsq_run.strays_seen += zsq_run.strays.pages;
-	zs_strays_put(&zsq_run.strays);
-	zsq_run.zone = NULL;
-	zsq_run.zi = MAX_NR_ZONES;
+	qs->f.strays += qs->strays.pages;
+	zs_strays_put(&qs->strays);
+	qs->zone = NULL;
+	qs->zi = MAX_NR_ZONES;
+	qs->f.short_pages += qs->pick.short_pages;
+	qs->pick.short_pages = 0;
 }
 
-bool zsq_settle(int nid)
+bool zsq_settle(struct zsq_sort *qs)
 {
-	struct zsq_node *qn = &zsq_nodes[nid];
+	struct zsq_node *qn = &zsq_nodes[qs->nid];
 	unsigned long held, limit;
 
-	if (zsq_run.nid != nid || !zsq_run.given_back || !zsq_run.on)
+	if (!qs->f.given_back || !qs->on)
 		return false;
-	zsq_drain_node(nid);
+	zsq_drain_node(qs, qs->nid);
 	/*
 	 * The walk picks the lists again as they now are, with what is left
 	 * of the limit: the blocks given back merged with their free
@@ -801,35 +798,32 @@ bool zsq_settle(int nid)
 	held = qn->pages;
 	limit = qn->limit;
 	spin_unlock(&qn->lock);
-	zsq_run.short_pages += zsq_run.pick.short_pages;
-	zsq_pick_init(&zsq_run.pick, &zsq_run.pick.g, zsq_run.want, held < limit ? limit - held : 0);
-	zsq_run.settling = true;
+	zsq_pick_init(&qs->pick, &qs->pick.g, qs->want, held < limit ? limit - held : 0);
+	qs->settling = true;
 	return true;
 }
 
-void zsq_sort_done(int nid)
+void zsq_sort_done(struct zsq_sort *qs)
 {
-	struct zsq_node *qn = &zsq_nodes[nid];
+	struct zsq_node *qn = &zsq_nodes[qs->nid];
 	unsigned long over = 0;
-	bool short_of_room;
 
-	zsq_sort_end(nid);
-	zsq_run.short_pages += zsq_run.pick.short_pages;
-	zsq_run.pick.short_pages = 0;
-	short_of_room = zsq_run.short_pages || zsq_run.room_short;
-	if (!zsq_run.on)
-		return;
-	spin_lock(&qn->lock);
-	if (short_of_room)
-		qn->limit = min(qn->max, max(qn->limit * 2, qn->base));
-	else if (qn->pages < qn->limit / 4)
-		qn->limit = max(qn->base, qn->limit / 2);
-	if (qn->pages > qn->limit)
-		over = qn->pages - qn->limit;
-	spin_unlock(&qn->lock);
+	zsq_sort_end(qs);
+	if (qs->on) {
+		spin_lock(&qn->lock);
+		if (qs->f.short_pages || qs->f.room_short)
+			qn->limit = min(qn->max, max(qn->limit * 2, qn->base));
+		else if (qn->pages < qn->limit / 4)
+			qn->limit = max(qn->base, qn->limit / 2);
+		if (qn->pages > qn->limit)
+			over = qn->pages - qn->limit;
+		spin_unlock(&qn->lock);
+	}
 	/* A node holds at most its limit between sorts. */
 	if (over)
-		zsq_run.given_back += zsq_release(nid, over, 0, ULONG_MAX);
+		qs->f.given_back += zsq_release(qs->nid, over, 0, ULONG_MAX);
+	qs->f.nid = qs->nid;
+	zsq_last = qs->f;	/* figures only: a reader may see two sorts' mixed */
 }
 
 /* ------------------------------------------------------------------------
@@ -896,7 +890,7 @@ static struct shrinker zsq_shrinker = {
 
 static int zsq_shrinker_add(void)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 0, 0)
+#ifdef ZS_HAVE_SHRINKER_NAME	/* 6.0-6.6, RHEL 9.3+: conftest-shrinker-name.c */
 	return register_shrinker(&zsq_shrinker, "zonesort-quarantine");
 #else
 	return register_shrinker(&zsq_shrinker);
@@ -935,56 +929,43 @@ static struct notifier_block zsq_memory_nb = {
 };
 
 /* ------------------------------------------------------------------------
- * /sys/kernel/zone_sort_free_pages/quarantine: read the figures; write
- * "on" or "off" (the quarantine parameter: from the next sort on),
- * "release" (give everything back now) or "release N" (node N's only).
- * A release also restarts the nodes' peak_pages.
+ * sysfs (zonesort_abi.h): quarantine/stats and quarantine/release, and in
+ * each node's directory what the node holds and quarantine_release.
  */
-static ssize_t quarantine_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+static ssize_t stats_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {
-	ssize_t len;
-	int nid;
+	struct zsq_figures f = zsq_last;
 
-	len = sysfs_emit(buf,
-			 "enabled=%d\n"
-			 "limit_permille=%u\n"
-			 "max_permille=%u\n"
-			 "taken_pages_total=%lld\n"
-			 "released_pages_total=%lld\n"
-			 "released_by_pressure_pages=%lld\n"
-			 "released_by_isolation_pages=%lld\n"
-			 "released_by_offline_pages=%lld\n"
-			 "not_taken_gone=%lld\n"
-			 "not_taken_no_room=%lld\n"
-			 "last_node=%d\n"
-			 "last_taken_pages=%lu\n"
-			 "last_kept_pages=%lu\n"
-			 "last_given_back_pages=%lu\n"
-			 "last_take_failed=%lu\n"
-			 "last_short_pages=%lu\n"
-			 "last_settle_taken_pages=%lu\n"
-			 "last_stray_pages=%lu\n"
-			 "last_allcpu_ops=%lu\n"
-			 "last_take_ns=%lld\n",
-			 READ_ONCE(zsq_enabled), READ_ONCE(zsq_permille), READ_ONCE(zsq_max_permille),
-			 atomic64_read(&zsq_stats.taken), atomic64_read(&zsq_stats.released),
-			 atomic64_read(&zsq_stats.shrunk), atomic64_read(&zsq_stats.isolated),
-			 atomic64_read(&zsq_stats.offlined), atomic64_read(&zsq_stats.gone),
-			 atomic64_read(&zsq_stats.no_room), READ_ONCE(zsq_run.nid),
-			 READ_ONCE(zsq_run.taken), READ_ONCE(zsq_run.kept),
-			 READ_ONCE(zsq_run.given_back), READ_ONCE(zsq_run.failed),
-			 READ_ONCE(zsq_run.short_pages) + READ_ONCE(zsq_run.room_short),
-			 READ_ONCE(zsq_run.settle_taken), READ_ONCE(zsq_run.strays_seen),
-			 READ_ONCE(zsq_run.allcpu_ops), READ_ONCE(zsq_run.ns));
-	for_each_node_state(nid, N_MEMORY) {
-		struct zsq_node *qn = &zsq_nodes[nid];
+	return sysfs_emit(buf,
+			  "taken_pages_total=%lld\n"
+			  "released_pages_total=%lld\n"
+			  "released_by_pressure_pages=%lld\n"
+			  "released_by_isolation_pages=%lld\n"
+			  "released_by_offline_pages=%lld\n"
+			  "not_taken_gone=%lld\n"
+			  "not_taken_no_room=%lld\n"
+			  "last_node=%d\n"
+			  "last_taken_pages=%lu\n"
+			  "last_kept_pages=%lu\n"
+			  "last_given_back_pages=%lu\n"
+			  "last_take_failed=%lu\n"
+			  "last_short_pages=%lu\n"
+			  "last_settle_taken_pages=%lu\n"
+			  "last_stray_pages=%lu\n"
+			  "last_allcpu_ops=%lu\n"
+			  "last_take_ns=%lld\n",
+			  atomic64_read(&zsq_stats.taken), atomic64_read(&zsq_stats.released),
+			  atomic64_read(&zsq_stats.shrunk), atomic64_read(&zsq_stats.isolated),
+			  atomic64_read(&zsq_stats.offlined), atomic64_read(&zsq_stats.gone),
+			  atomic64_read(&zsq_stats.no_room), f.nid, f.taken, f.kept, f.given_back,
+			  f.failed, f.short_pages + f.room_short, f.settle_taken, f.strays,
+			  f.allcpu_ops, f.ns);
+}
 
-		len += sysfs_emit_at(buf, len,
-				     "node=%d held_pages=%lu held_blocks=%lu limit_pages=%lu max_pages=%lu peak_pages=%lu\n",
-				     nid, READ_ONCE(qn->pages), READ_ONCE(qn->nblocks),
-				     READ_ONCE(qn->limit), READ_ONCE(qn->max), READ_ONCE(qn->peak));
-	}
-	return len;
+/* "1" (a newline may follow): the only value a release file takes. */
+static bool zsq_one(const char *buf)
+{
+	return sysfs_streq(buf, "1");
 }
 
 static void zsq_release_node(int nid)
@@ -997,43 +978,137 @@ static void zsq_release_node(int nid)
 	spin_unlock(&qn->lock);
 }
 
-static ssize_t quarantine_store(struct kobject *k, struct kobj_attribute *a, const char *buf,
-				size_t len)
+static ssize_t release_store(struct kobject *k, struct kobj_attribute *a, const char *buf,
+			     size_t len)
 {
 	int nid;
 
-	if (sysfs_streq(buf, "on")) {
-		WRITE_ONCE(zsq_enabled, true);
-	} else if (sysfs_streq(buf, "off")) {
-		WRITE_ONCE(zsq_enabled, false);
-	} else if (sysfs_streq(buf, "release")) {
-		for_each_node(nid)
-			zsq_release_node(nid);
-	} else if (!strncmp(buf, "release ", 8)) {
-		if (kstrtoint(buf + 8, 10, &nid) || nid < 0 || nid >= nr_node_ids ||
-		    !node_online(nid))
-			return -EINVAL;
-		zsq_release_node(nid);
-	} else {
+	if (!zsq_one(buf))
 		return -EINVAL;
-	}
+	for_each_node(nid)
+		zsq_release_node(nid);
 	return len;
 }
 
-static struct kobj_attribute zsq_attr = __ATTR(quarantine, 0644, quarantine_show, quarantine_store);
+/* The parameters, also as files of the quarantine's directory, so that
+ * everything user space sets is under ZS_SYSFS_DIR. */
+static ssize_t enabled_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(zsq_enabled));
+}
+
+static ssize_t enabled_store(struct kobject *k, struct kobj_attribute *a, const char *buf,
+			     size_t len)
+{
+	bool v;
+
+	if (kstrtobool(buf, &v))
+		return -EINVAL;
+	WRITE_ONCE(zsq_enabled, v);
+	return len;
+}
+
+static ssize_t zsq_permille_store(unsigned int *to, const char *name, const char *buf,
+				  size_t len)
+{
+	struct kernel_param kp = { .name = name, .arg = to };
+	char val[16];
+
+	strscpy(val, buf, sizeof(val));
+	return zsq_set_permille(val, &kp) ?: len;
+}
+
+static ssize_t permille_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(zsq_permille));
+}
+
+static ssize_t permille_store(struct kobject *k, struct kobj_attribute *a, const char *buf,
+			      size_t len)
+{
+	return zsq_permille_store(&zsq_permille, ZS_PARAM_Q_PERMILLE, buf, len);
+}
+
+static ssize_t max_permille_show(struct kobject *k, struct kobj_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(zsq_max_permille));
+}
+
+static ssize_t max_permille_store(struct kobject *k, struct kobj_attribute *a, const char *buf,
+				  size_t len)
+{
+	return zsq_permille_store(&zsq_max_permille, ZS_PARAM_Q_MAX_PERMILLE, buf, len);
+}
+
+static struct kobj_attribute zsq_attr_stats = __ATTR_RO(stats);
+static struct kobj_attribute zsq_attr_release = __ATTR_WO(release);
+static struct kobj_attribute zsq_attr_enabled = __ATTR_RW(enabled);
+static struct kobj_attribute zsq_attr_permille = __ATTR_RW(permille);
+static struct kobj_attribute zsq_attr_max_permille = __ATTR_RW(max_permille);
+
+static struct attribute *zsq_attrs[] = {
+	&zsq_attr_stats.attr,
+	&zsq_attr_release.attr,
+	&zsq_attr_enabled.attr,
+	&zsq_attr_permille.attr,
+	&zsq_attr_max_permille.attr,
+	NULL,
+};
+
+static const struct attribute_group zsq_group = {
+	.attrs = zsq_attrs,
+};
+
+static struct kobject *zsq_kobj;
+
+#define ZSQ_NODE_SHOW(name, field)						\
+static ssize_t name##_show(struct kobject *k, struct kobj_attribute *a, char *buf)	\
+{										\
+	return sysfs_emit(buf, "%lu\n", READ_ONCE(zsq_nodes[zs_kobj_nid(k)].field));	\
+}										\
+static struct kobj_attribute zsq_attr_##name = __ATTR_RO(name)
+
+ZSQ_NODE_SHOW(quarantine_held_pages, pages);
+ZSQ_NODE_SHOW(quarantine_held_blocks, nblocks);
+ZSQ_NODE_SHOW(quarantine_limit_pages, limit);
+ZSQ_NODE_SHOW(quarantine_max_pages, max);
+ZSQ_NODE_SHOW(quarantine_peak_pages, peak);
+
+static ssize_t quarantine_release_store(struct kobject *k, struct kobj_attribute *a,
+					const char *buf, size_t len)
+{
+	if (!zsq_one(buf))
+		return -EINVAL;
+	zsq_release_node(zs_kobj_nid(k));
+	return len;
+}
+
+static struct kobj_attribute zsq_attr_quarantine_release = __ATTR_WO(quarantine_release);
+
+static struct attribute *zsq_node_attrs[] = {
+	&zsq_attr_quarantine_held_pages.attr,
+	&zsq_attr_quarantine_held_blocks.attr,
+	&zsq_attr_quarantine_limit_pages.attr,
+	&zsq_attr_quarantine_max_pages.attr,
+	&zsq_attr_quarantine_peak_pages.attr,
+	&zsq_attr_quarantine_release.attr,
+	NULL,
+};
+
+const struct attribute_group zsq_node_group = {
+	.attrs = zsq_node_attrs,
+};
 
 int zsq_init(struct kobject *dir)
 {
-	int nid, zi, order, err;
+	int nid, zi, order, err = -ENOMEM;
 
 	zsq_cache = kmem_cache_create("zonesort_held_block", sizeof(struct zsq_block), 0, 0, NULL);
 	if (!zsq_cache)
 		return -ENOMEM;
 	zsq_nodes = kcalloc(nr_node_ids, sizeof(*zsq_nodes), GFP_KERNEL);
-	if (!zsq_nodes) {
-		err = -ENOMEM;
+	if (!zsq_nodes)
 		goto cache;
-	}
 	for (nid = 0; nid < nr_node_ids; nid++) {
 		struct zsq_node *qn = &zsq_nodes[nid];
 
@@ -1043,20 +1118,23 @@ int zsq_init(struct kobject *dir)
 			for (order = 0; order < ZS_NR_ORDERS; order++)
 				INIT_LIST_HEAD(&qn->held[zi][order]);
 	}
+	zsq_kobj = kobject_create_and_add(ZS_QUARANTINE_DIR, dir);
+	if (!zsq_kobj)
+		goto free;
+	err = sysfs_create_group(zsq_kobj, &zsq_group);
+	if (err)
+		goto kobj;
 	err = zsq_shrinker_add();
 	if (err)
-		goto free;
+		goto kobj;
 	err = register_memory_notifier(&zsq_memory_nb);
 	if (err)
 		goto shrinker;
-	err = sysfs_create_file(dir, &zsq_attr.attr);
-	if (err)
-		goto notifier;
 	return 0;
-notifier:
-	unregister_memory_notifier(&zsq_memory_nb);
 shrinker:
 	zsq_shrinker_del();
+kobj:
+	kobject_put(zsq_kobj);
 free:
 	kfree(zsq_nodes);
 	zsq_nodes = NULL;
@@ -1069,6 +1147,8 @@ void zsq_exit(void)
 {
 	if (!zsq_nodes)
 		return;
+	/* Removing the files waits for writers still inside them. */
+	kobject_put(zsq_kobj);
 	unregister_memory_notifier(&zsq_memory_nb);
 	zsq_shrinker_del();
 	zsq_release_all();

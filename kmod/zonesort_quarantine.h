@@ -19,6 +19,8 @@
 #endif
 
 #include "zonesort_policy.h"
+#include "zonesort_quarantine_policy.h"
+#include "zonesort_take.h"
 
 /* A held block, from its take until it is back in the free lists. */
 struct zsq_block {
@@ -33,31 +35,64 @@ struct zsq_block {
 #endif
 };
 
-#ifdef ZS_HAVE_QUARANTINE
-void zsq_sort_begin(int nid, const struct zsp_geom *g);
+/* What one sort did, in pages unless said; the quarantine file shows the
+ * last sort's. */
+struct zsq_figures {
+	int nid;
+	unsigned long taken, kept, given_back;
+	unsigned long failed;		/* blocks reserved but not taken */
+	unsigned long settle_taken;	/* of taken: by the walk after a give-back */
+	unsigned long room_short;	/* not taken for lack of room */
+	unsigned long short_pages;	/* colliding pages left beyond the limit */
+	unsigned long strays;		/* handed out instead of blocks asked for */
+	unsigned long allcpu_ops;	/* drains through alloc_contig_range() */
+	s64 ns;
+};
 
-/*
- * One free list of the sort, snapshot in blocks[0..n) (first pfns, hand-out
- * order), before the sort orders it; load: the sort's per-slot load so far;
- * tload: from the huge-page order on, the huge-page sequence's, else NULL.
- * Picks among those and the blocks of this list held from before, takes
+/* One sort's quarantine state: the sort's, under zs_mutex. */
+struct zsq_sort {
+	bool on, huge, settling;
+	int nid, zi;		/* zi, order: the list being picked */
+	unsigned int order;
+	struct zone *zone;
+	struct zsq_pick pick;
+	unsigned long want;	/* pages of the protected allocation */
+	struct zs_strays strays;
+	struct zsq_figures f;
+};
+
+/* One free list of the sort: blocks[0..n) its snapshot (first pfns,
+ * hand-out order) before the sort orders it; load: the sort's per-slot
+ * load so far; tload: from the huge-page order on, the huge-page
+ * sequence's, else NULL. blocks and tmp: cap entries. */
+struct zsq_list {
+	struct zone *zone;
+	unsigned int order;
+	int mt;
+	u32 *load, *tload;
+	u64 *blocks, *tmp;
+	size_t n, cap;
+};
+
+#ifdef ZS_HAVE_QUARANTINE
+void zsq_sort_begin(struct zsq_sort *qs, int nid, const struct zsp_geom *g);
+
+/* Picks among l's blocks and those of its list held from before, takes
  * the free ones the policy picks, keeps the held ones that still collide,
  * gives the other held ones back, and returns how many blocks remain for
- * the sort to order, at the front of blocks. blocks and tmp: cap entries.
- */
-size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load, u32 *tload,
-		  u64 *blocks, size_t n, size_t cap, u64 *tmp);
+ * the sort to order, at the front of l->blocks. */
+size_t zsq_filter(struct zsq_sort *qs, const struct zsq_list *l);
 
-void zsq_sort_end(int nid);
+void zsq_sort_end(struct zsq_sort *qs);
 
 /* After zsq_sort_end: true when the sort gave blocks back. The per-CPU
  * lists are then drained into the free lists for one more walk, in which
  * the quarantine keeps what it holds and takes colliding free blocks with
  * what is left of its limit (nothing is given back). */
-bool zsq_settle(int nid);
+bool zsq_settle(struct zsq_sort *qs);
 
-/* The sort of node nid is over: its limit adapts (see the .c file). */
-void zsq_sort_done(int nid);
+/* The sort is over: the node's limit adapts (see the .c file). */
+void zsq_sort_done(struct zsq_sort *qs);
 
 /*
  * For zonesort_hold.c: someone isolating b's pageblock wants it back.
@@ -68,34 +103,38 @@ bool zsq_block_isolated(struct zsq_block *b, bool *free_block);
 /* Frees b once the kernel no longer uses it (zsh_idle). */
 void zsq_block_free(struct zsq_block *b);
 
-/* Adds the "quarantine" file to the module's sysfs directory; registers the
- * shrinker and the memory-offline notifier. */
+/* The quarantine's files in each node's sysfs directory. */
+extern const struct attribute_group zsq_node_group;
+
+/* Adds the quarantine directory to the module's sysfs directory dir;
+ * registers the shrinker and the memory-offline notifier. Before the
+ * nodes' directories are made. */
 int zsq_init(struct kobject *dir);
-/* Gives everything back; after the last sort. */
+/* Gives everything back; after the last sort, the nodes' directories
+ * removed. */
 void zsq_exit(void);
 #else
 /* Kernels where held pages cannot be kept out of isolation's way (see
  * Kbuild): no quarantine, no file; the sort alone. */
-static inline void zsq_sort_begin(int nid, const struct zsp_geom *g)
+static inline void zsq_sort_begin(struct zsq_sort *qs, int nid, const struct zsp_geom *g)
 {
 }
 
-static inline size_t zsq_filter(struct zone *zone, unsigned int order, int mt, u32 *load,
-				u32 *tload, u64 *blocks, size_t n, size_t cap, u64 *tmp)
+static inline size_t zsq_filter(struct zsq_sort *qs, const struct zsq_list *l)
 {
-	return n;
+	return l->n;
 }
 
-static inline void zsq_sort_end(int nid)
+static inline void zsq_sort_end(struct zsq_sort *qs)
 {
 }
 
-static inline bool zsq_settle(int nid)
+static inline bool zsq_settle(struct zsq_sort *qs)
 {
 	return false;
 }
 
-static inline void zsq_sort_done(int nid)
+static inline void zsq_sort_done(struct zsq_sort *qs)
 {
 }
 

@@ -4,7 +4,6 @@
 #include "conflicts.h"
 #include "errbuf.h"
 #include "memcache.h"
-#include "policy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,20 +48,18 @@ int zs_node_geoms_from(const struct zs_memcache *mc, int nmc, const char *size_w
 	return 0;
 }
 
-int zs_node_geoms(const struct zs_policy *p, bool refresh, uint64_t cache_size, unsigned ways,
-		  struct zs_node_geom **out, unsigned *n, char *err)
+int zs_node_geoms(const struct zs_memcache_opts *o, bool refresh, uint64_t cache_size,
+		  unsigned ways, struct zs_node_geom **out, unsigned *n, char *err)
 {
-	struct zs_policy pol = *p;
+	struct zs_memcache_opts mo = *o;
 	struct zs_memcache *mc;
-	char copy[sizeof(pol.statedir) + 16];
 	int nmc, rc;
 
 	if (cache_size)
-		pol.cache_size = cache_size;
+		mo.cache_size = cache_size;
 	if (ways)
-		pol.ways = ways;
-	snprintf(copy, sizeof(copy), "%s/memcache", pol.statedir);
-	if (zs_memcache_discover_cached(&pol, copy, refresh, &mc, &nmc, err))
+		mo.ways = ways;
+	if (zs_memcache_discover_cached(&mo, refresh, &mc, &nmc, err))
 		return -1;
 	rc = zs_node_geoms_from(mc, nmc, cache_size ? "--cache-size" : "cache_size=",
 				ways ? "--ways" : "ways=", cache_size || ways ? "option" : NULL, out, n,

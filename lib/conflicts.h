@@ -10,10 +10,9 @@
 #include <stdint.h>
 
 #include "kpageflags.h"
+#include "memcache.h"
 #include "pagemap.h"
 #include "slots.h"
-
-struct zs_policy;
 
 struct zs_node_geom {
 	int node;
@@ -23,18 +22,17 @@ struct zs_node_geom {
 };
 
 /* Cache geometry per node. cache_size and ways are the command-line
- * overrides (0 = not given), then the policy's cache_size= and ways=, then
- * what hwloc finds (through the per-boot copy in statedir unless refresh).
- * A size from an option or the policy applies to every node with memory;
+ * overrides (0 = not given), then o's cache_size= and ways=, then what
+ * hwloc finds (through the per-boot copy in statedir unless refresh). A
+ * size from an option or the site applies to every node with memory;
  * without one, only the nodes hwloc puts behind a memory-side cache are
  * listed. Fails when no node has a cache: err names what is missing. */
-int zs_node_geoms(const struct zs_policy *p, bool refresh, uint64_t cache_size, unsigned ways,
-		  struct zs_node_geom **out, unsigned *n, char *err);
+int zs_node_geoms(const struct zs_memcache_opts *o, bool refresh, uint64_t cache_size,
+		  unsigned ways, struct zs_node_geom **out, unsigned *n, char *err);
 
 /* The same from a discovery already made (memcache.h); size_what and
  * ways_what name where overrides came from in errors; source NULL = each
  * cache's own. */
-struct zs_memcache;
 int zs_node_geoms_from(const struct zs_memcache *mc, int nmc, const char *size_what,
 		       const char *ways_what, const char *source, struct zs_node_geom **out,
 		       unsigned *n, char *err);

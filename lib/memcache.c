@@ -3,7 +3,7 @@
 #include "memcache.h"
 #include "errbuf.h"
 #include "kpageflags.h"
-#include "policy.h"
+#include "nodeset.h"
 #include "statedir.h"
 #include "textfile.h"
 
@@ -55,9 +55,9 @@ static int load_topology(hwloc_topology_t *topo, char *err)
 	return 0;
 }
 
-static const char *node_dir(const struct zs_policy *p)
+static const char *node_dir(const struct zs_memcache_opts *o)
 {
-	return p && p->node_sysfs[0] ? p->node_sysfs : "/sys/devices/system/node";
+	return o->node_sysfs[0] ? o->node_sysfs : "/sys/devices/system/node";
 }
 
 /* The first frame of the node's memory: its lowest memory block. */
@@ -98,8 +98,8 @@ static void read_address_mode(const char *nodes, struct zs_memcache *c)
 
 /* Every NUMA node with memory hwloc sees, with its nearest cache (size 0:
  * none), before any override: what the per-boot copy holds. */
-static int discover_nodes(const struct zs_policy *p, struct zs_memcache **out, int *count,
-			  char *err)
+static int discover_nodes(const struct zs_memcache_opts *o, struct zs_memcache **out,
+			  int *count, char *err)
 {
 	hwloc_topology_t topo;
 	int n = 0, nnuma;
@@ -128,7 +128,7 @@ static int discover_nodes(const struct zs_policy *p, struct zs_memcache **out, i
 			m->line_size = c->attr->cache.linesize;
 			m->ways = c->attr->cache.associativity;
 			m->depth = (int)c->attr->cache.depth;
-			read_address_mode(node_dir(p), m);
+			read_address_mode(node_dir(o), m);
 		}
 		n++;
 	}
@@ -141,10 +141,10 @@ static int discover_nodes(const struct zs_policy *p, struct zs_memcache **out, i
 /* The caches to report: the nodes with one, or every node when the
  * administrator's cache_size assumes one; overrides applied. Consumes
  * nodes. */
-static int select_caches(const struct zs_policy *p, struct zs_memcache *nodes, int n,
+static int select_caches(const struct zs_memcache_opts *o, struct zs_memcache *nodes, int n,
 			 struct zs_memcache **out, int *count)
 {
-	bool assume = p && p->cache_size;
+	bool assume = o->cache_size;
 	int kept = 0;
 
 	for (int i = 0; i < n; i++) {
@@ -153,11 +153,11 @@ static int select_caches(const struct zs_policy *p, struct zs_memcache *nodes, i
 		if (!c.size && !assume)
 			continue;
 		if (assume) {
-			c.size = p->cache_size;
+			c.size = o->cache_size;
 			c.source = "policy";
 		}
-		if (p && p->ways) {
-			c.ways = (int)p->ways;
+		if (o->ways) {
+			c.ways = (int)o->ways;
 			c.source = "policy";
 		}
 		nodes[kept++] = c;
@@ -167,15 +167,15 @@ static int select_caches(const struct zs_policy *p, struct zs_memcache *nodes, i
 	return 0;
 }
 
-int zs_memcache_discover(const struct zs_policy *p, struct zs_memcache **out,
+int zs_memcache_discover(const struct zs_memcache_opts *o, struct zs_memcache **out,
 			 int *count, char *err)
 {
 	struct zs_memcache *nodes;
 	int n;
 
-	if (discover_nodes(p, &nodes, &n, err))
+	if (discover_nodes(o, &nodes, &n, err))
 		return -1;
-	return select_caches(p, nodes, n, out, count);
+	return select_caches(o, nodes, n, out, count);
 }
 
 #define COPY_FORMAT "v2"
@@ -250,34 +250,31 @@ static void write_copy(int dirfd, const char *name, const struct zs_memcache *mc
 	free(text);
 }
 
-int zs_memcache_discover_cached(const struct zs_policy *p, const char *path, bool refresh,
+int zs_memcache_discover_cached(const struct zs_memcache_opts *o, bool refresh,
 				struct zs_memcache **out, int *count, char *err)
 {
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
 	struct zs_memcache *nodes;
 	int n, dirfd;
 
-	if (!slash || (size_t)(slash - path) >= sizeof(dir))
-		return zs_fail(err, "%s: not an absolute path", path);
-	snprintf(dir, sizeof(dir), "%.*s", slash > path ? (int)(slash - path) : 1, path);
-	dirfd = zs_statedir_open(dir, true, err);
+	if (o->statedir[0] != '/')
+		return zs_fail(err, "statedir=%s: not an absolute path", o->statedir);
+	dirfd = zs_statedir_open(o->statedir, true, err);
 	if (dirfd == ZS_STATEDIR_REFUSED)
 		return -1;
 	/* One topology load at most, overrides or not: the copy lists every
 	 * node with memory, so cache_size= can be applied to it. */
-	if (refresh || dirfd < 0 || read_copy(dirfd, slash + 1, &nodes, &n)) {
-		if (discover_nodes(p, &nodes, &n, err)) {
+	if (refresh || dirfd < 0 || read_copy(dirfd, ZS_MEMCACHE_COPY, &nodes, &n)) {
+		if (discover_nodes(o, &nodes, &n, err)) {
 			if (dirfd >= 0)
 				close(dirfd);
 			return -1;
 		}
 		if (dirfd >= 0)
-			write_copy(dirfd, slash + 1, nodes, n);
+			write_copy(dirfd, ZS_MEMCACHE_COPY, nodes, n);
 	}
 	if (dirfd >= 0)
 		close(dirfd);
-	return select_caches(p, nodes, n, out, count);
+	return select_caches(o, nodes, n, out, count);
 }
 
 const struct zs_memcache *zs_memcache_find(const struct zs_memcache *mc, int count, int node)

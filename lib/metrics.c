@@ -28,6 +28,7 @@ struct state {
 	bool sampled;
 	double sample_fraction, sample_random, sample_time;
 	uint64_t sample_pages;
+	char module_refused[16];	/* modsig.h name of the last load's refusal; "": never tried */
 };
 
 static double epoch_now(void)
@@ -89,6 +90,8 @@ static void state_parse(struct state *s, char *text)
 			s->sample_pages = strtoull(v, NULL, 10);
 		else if (!strcmp(key, "sample_time"))
 			s->sample_time = strtod(v, NULL);
+		else if (!strcmp(key, "module_refused"))
+			copy_word(s->module_refused, sizeof(s->module_refused), v);
 	}
 }
 
@@ -107,6 +110,8 @@ static char *state_format(const struct state *s, size_t *len)
 		fprintf(f, "sample_fraction %.6f\nsample_random %.6f\nsample_pages %" PRIu64
 			   "\nsample_time %.3f\n",
 			s->sample_fraction, s->sample_random, s->sample_pages, s->sample_time);
+	if (s->module_refused[0])
+		fprintf(f, "module_refused %s\n", s->module_refused);
 	if (fclose(f)) {
 		free(text);
 		return NULL;
@@ -187,6 +192,17 @@ static char *render(const struct state *s, size_t *len)
 			       "When a NUMA node of this machine was last sorted, in seconds since the epoch.");
 		sample_line(f, "zonesort_last_sort_timestamp_seconds", s->node, 3, s->last_sort);
 	}
+	if (s->module_refused[0]) {
+		bool refused = strcmp(s->module_refused, "none") != 0;
+
+		zs_prom_family(f, "zonesort_module_refused", "gauge",
+			       "1 when the kernel refused the last load of the sorter's kernel module (modprobe=), with the reason: signature (Secure Boot, module.sig_enforce), lockdown or disabled (kernel.modules_disabled); 0 with reason none once it loads.");
+		fputs("zonesort_module_refused{node=", f);
+		zs_prom_label(f, s->node);
+		fputs(",reason=", f);
+		zs_prom_label(f, s->module_refused);
+		fprintf(f, "} %d\n", refused);
+	}
 	if (s->sampled) {
 		zs_prom_family(f, "zonesort_sampled_conflict_ratio", "gauge",
 			       "Fraction (0-1) of the last sampled job step's pages that shared a memory-side cache slot beyond its ways (sample_conflicts=yes).");
@@ -225,11 +241,11 @@ static void default_node(char *node, size_t len)
 	copy_word(node, len, host[0] ? host : "unknown");
 }
 
-const char *zs_metrics_node(const struct zs_policy *p, char *buf, size_t len)
+const char *zs_metrics_node(const struct zs_metrics_opts *o, char *buf, size_t len)
 {
 	char text[4096], why[ZS_ERRLEN];
 	struct state s = { .sorter_up = -1 };
-	int dirfd = zs_statedir_open(p->statedir, false, why);
+	int dirfd = zs_statedir_open(o->statedir, false, why);
 
 	if (dirfd >= 0) {
 		if (zs_textfile_read(dirfd, STATE_FILE, text, sizeof(text)) >= 0)
@@ -245,8 +261,8 @@ typedef void (*change_fn)(struct state *s, const void *ctx);
 
 /* Reads the state, changes it, writes it back and publishes it, all under
  * the metrics lock. */
-static int update(const struct zs_policy *p, const char *node, change_fn change, const void *ctx,
-		  char *err)
+static int update(const struct zs_metrics_opts *o, const char *node, change_fn change,
+		  const void *ctx, char *err)
 {
 	char why[ZS_ERRLEN], buf[4096];
 	struct state s = { .sorter_up = -1 };
@@ -254,9 +270,9 @@ static int update(const struct zs_policy *p, const char *node, change_fn change,
 	size_t len = 0, plen = 0;
 	int dirfd, lockfd = -1, rc = -1;
 
-	if (!p->prometheus_dir[0])
+	if (!o->prometheus_dir[0])
 		return 0;
-	dirfd = zs_statedir_open(p->statedir, true, why);
+	dirfd = zs_statedir_open(o->statedir, true, why);
 	if (dirfd < 0)
 		return zs_fail(err, "metrics: %s", why);
 	lockfd = zs_textfile_lock(dirfd, LOCK_FILE, LOCK_WAIT_MS, why);
@@ -277,10 +293,10 @@ static int update(const struct zs_policy *p, const char *node, change_fn change,
 		goto out;
 	}
 	if (zs_textfile_replace(dirfd, STATE_FILE, text, len, 0644, (uid_t)-1, why)) {
-		zs_fail(err, "metrics: %s/%s", p->statedir, why);
+		zs_fail(err, "metrics: %s/%s", o->statedir, why);
 		goto out;
 	}
-	rc = zs_prom_publish(p->prometheus_dir, ZS_METRICS_FILE, prom, plen, err);
+	rc = zs_prom_publish(o->prometheus_dir, ZS_METRICS_FILE, prom, plen, err);
 out:
 	free(text);
 	free(prom);
@@ -320,12 +336,12 @@ static void add_sorts(struct state *s, const void *vctx)
 		s->last_sort = epoch_now();
 }
 
-int zs_metrics_sorts(const struct zs_policy *p, const char *node, const char *backend,
+int zs_metrics_sorts(const struct zs_metrics_opts *o, const char *node, const char *backend,
 		     const struct zs_tally *before, const struct zs_tally *after, char *err)
 {
 	struct sorts_ctx c = { backend, before, after };
 
-	return update(p, node, add_sorts, &c, err);
+	return update(o, node, add_sorts, &c, err);
 }
 
 static void set_sample(struct state *s, const void *ctx)
@@ -339,8 +355,34 @@ static void set_sample(struct state *s, const void *ctx)
 	s->sample_time = epoch_now();
 }
 
-int zs_metrics_sample(const struct zs_policy *p, const char *node, const struct zs_sample *s,
-		      char *err)
+int zs_metrics_sample(const struct zs_metrics_opts *o, const char *node,
+		      const struct zs_sample *s, char *err)
 {
-	return update(p, node, set_sample, s, err);
+	return update(o, node, set_sample, s, err);
+}
+
+static void set_module(struct state *s, const void *ctx)
+{
+	copy_word(s->module_refused, sizeof(s->module_refused), ctx);
+}
+
+int zs_metrics_module(const struct zs_metrics_opts *o, const char *reason, char *err)
+{
+	char text[4096], why[ZS_ERRLEN];
+	struct state s = { .sorter_up = -1 };
+	int dirfd;
+
+	if (!o->prometheus_dir[0])
+		return 0;
+	/* Every sorter that may load the module reports; only a change is
+	 * written (a read without the lock: a race costs one rewrite). */
+	dirfd = zs_statedir_open(o->statedir, false, why);
+	if (dirfd >= 0) {
+		if (zs_textfile_read(dirfd, STATE_FILE, text, sizeof(text)) >= 0)
+			state_parse(&s, text);
+		close(dirfd);
+		if (!strcmp(s.module_refused, reason))
+			return 0;
+	}
+	return update(o, NULL, set_module, reason, err);
 }

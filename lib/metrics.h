@@ -16,30 +16,45 @@
  *   zonesort_last_sort_timestamp_seconds                        gauge
  *   zonesort_sampled_conflict_ratio, _random_ratio, _timestamp_seconds
  *                                     (only once a step was sampled)
+ *   zonesort_module_refused{reason}                             gauge 0/1
+ *                                     (only once a load was tried)
  */
 #ifndef ZS_METRICS_H
 #define ZS_METRICS_H
 
-#include "policy.h"
 #include "slots.h"
 #include "sorter.h"
 
+#include <limits.h>
+
 #define ZS_METRICS_FILE "zonesort.prom"
+
+/* Where the metrics live (plugstack.conf words, policy.h). */
+struct zs_metrics_opts {
+	char statedir[PATH_MAX];	/* statedir=: the state file and its lock */
+	char prometheus_dir[PATH_MAX];	/* prometheus_dir=: the textfile directory,
+					 * "" = no metrics */
+};
 
 /* Adds the sorts counted between before and after (one caller's running
  * tally) made with backend. node is the Slurm node name for the node
  * label, or NULL to keep the one recorded (else the short host name).
  * Does nothing without prometheus_dir. Returns 0, or -1 with err set. */
-int zs_metrics_sorts(const struct zs_policy *p, const char *node, const char *backend,
+int zs_metrics_sorts(const struct zs_metrics_opts *o, const char *node, const char *backend,
 		     const struct zs_tally *before, const struct zs_tally *after, char *err);
 
 /* Records the conflict fraction a step's periodic helper just sampled. */
-int zs_metrics_sample(const struct zs_policy *p, const char *node, const struct zs_sample *s,
-		      char *err);
+int zs_metrics_sample(const struct zs_metrics_opts *o, const char *node,
+		      const struct zs_sample *s, char *err);
+
+/* Records the kernel's answer to the last load of the sorter's module:
+ * reason is a modsig.h refusal name ("signature", "lockdown", "disabled")
+ * or "none" once it loads. Writes only when it changed. */
+int zs_metrics_module(const struct zs_metrics_opts *o, const char *reason, char *err);
 
 /* The node label: the Slurm node name the plugin recorded, else
  * $SLURMD_NODENAME, else the short host name. */
-const char *zs_metrics_node(const struct zs_policy *p, char *buf, size_t len);
+const char *zs_metrics_node(const struct zs_metrics_opts *o, char *buf, size_t len);
 
 /* Prometheus text format helpers shared by every writer of metrics. */
 #include <stdio.h>

@@ -4,7 +4,6 @@
 #include "errbuf.h"
 #include "memcache.h"
 #include "parse.h"
-#include "policy.h"
 
 #include <stdbool.h>
 #include <stdio.h>

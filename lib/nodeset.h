@@ -7,12 +7,17 @@
 
 struct zs_memcache;
 
+/* The highest NUMA node id Linux allows (MAX_NUMNODES is at most 1024). */
+#define ZS_MAX_NODE 1023u
+
 /* Parses "0-3,6" strictly into a new bitmask; every node must exist. */
 struct bitmask *zs_nodeset_parse(const char *what, const char *s, char *err);
 
 /* The nodes to sort for a nodes= setting: "auto" = the nodes behind a
- * memory-side cache, or every node with memory when there is none; "all" =
- * every node with memory; otherwise a list. */
+ * memory-side cache, or every node with memory when there is none (what a
+ * machine without a cache compacts with nocache=compact; by default the
+ * sorter leaves such a machine alone, sorter.h); "all" = every node with
+ * memory; otherwise a list. */
 struct bitmask *zs_nodeset_targets(const char *nodes, const struct zs_memcache *mc,
 				   int nmc, char *err);
 

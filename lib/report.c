@@ -177,10 +177,10 @@ static int grant(int fd, unsigned owner_perm, uid_t uid, unsigned perm)
 
 /* statedir/reports: root's, mode 0711, so nobody can list whose reports
  * are here. */
-static int reports_top(const struct zs_policy *p, bool create, char *err)
+static int reports_top(const struct zs_report_opts *o, bool create, char *err)
 {
 	char why[ZS_ERRLEN];
-	int top = zs_statedir_open(p->statedir, create, why), fd;
+	int top = zs_statedir_open(o->statedir, create, why), fd;
 
 	if (top < 0) {
 		int e = errno;
@@ -202,7 +202,7 @@ static int reports_top(const struct zs_policy *p, bool create, char *err)
 			e = EPERM;
 		}
 		if (fd < 0)
-			zs_fail(err, "%s/%s: %s", p->statedir, REPORTS_DIR, strerror(e));
+			zs_fail(err, "%s/%s: %s", o->statedir, REPORTS_DIR, strerror(e));
 		errno = e;
 		return fd;
 	}
@@ -211,7 +211,7 @@ static int reports_top(const struct zs_policy *p, bool create, char *err)
 
 	close(top);
 	if (fd < 0) {
-		zs_fail(err, "%s/%s", p->statedir, why);
+		zs_fail(err, "%s/%s", o->statedir, why);
 		errno = e;
 	} else {
 		fchmod(fd, 0711);
@@ -221,10 +221,10 @@ static int reports_top(const struct zs_policy *p, bool create, char *err)
 
 /* statedir/reports/UID: root's, mode 0500 with an ACL that lets uid list
  * and read it, and no one else. */
-static int reports_dir(const struct zs_policy *p, uid_t uid, bool create, char *err)
+static int reports_dir(const struct zs_report_opts *o, uid_t uid, bool create, char *err)
 {
 	char name[16], why[ZS_ERRLEN];
-	int top = reports_top(p, create, err), fd;
+	int top = reports_top(o, create, err), fd;
 
 	if (top < 0)
 		return -1;
@@ -234,13 +234,13 @@ static int reports_dir(const struct zs_policy *p, uid_t uid, bool create, char *
 
 	close(top);
 	if (fd < 0) {
-		zs_fail(err, "%s/%s/%s", p->statedir, REPORTS_DIR, why);
+		zs_fail(err, "%s/%s/%s", o->statedir, REPORTS_DIR, why);
 		errno = e;
 		return -1;
 	}
 	if (create && uid != 0 && grant(fd, 07, uid, 05)) {
 		e = errno;
-		zs_fail(err, "%s/%s/%s: cannot grant uid %u access (%s)%s", p->statedir, REPORTS_DIR, name,
+		zs_fail(err, "%s/%s/%s: cannot grant uid %u access (%s)%s", o->statedir, REPORTS_DIR, name,
 			(unsigned)uid, strerror(e),
 			e == EOPNOTSUPP ? "; the file system needs POSIX ACLs, or set report_days=0" : "");
 		close(fd);
@@ -250,16 +250,17 @@ static int reports_dir(const struct zs_policy *p, uid_t uid, bool create, char *
 	return fd;
 }
 
-int zs_report_add(const struct zs_policy *p, uid_t uid, const struct zs_report_step *r, char *err)
+int zs_report_add(const struct zs_report_opts *o, uid_t uid, const struct zs_report_step *r,
+		  char *err)
 {
 	char name[16], why[ZS_ERRLEN];
 	char *old = NULL, *line = NULL, *text = NULL;
 	int dirfd, lockfd = -1, fd, rc = -1;
 	long got;
 
-	if (!p->report_days)
+	if (!o->days)
 		return 0;
-	dirfd = reports_dir(p, uid, true, err);
+	dirfd = reports_dir(o, uid, true, err);
 	if (dirfd < 0)
 		return -1;
 	snprintf(name, sizeof(name), "%" PRIu32, r->job);
@@ -284,7 +285,7 @@ int zs_report_add(const struct zs_policy *p, uid_t uid, const struct zs_report_s
 	/* Root's file, its user may only read it (an ACL entry): the user can
 	 * neither grow it, nor change its mode or its time. */
 	if (zs_textfile_replace(dirfd, name, text, strlen(text), 0400, (uid_t)-1, why)) {
-		zs_fail(err, "report: %s/%s/%u/%s", p->statedir, REPORTS_DIR, (unsigned)uid, why);
+		zs_fail(err, "report: %s/%s/%u/%s", o->statedir, REPORTS_DIR, (unsigned)uid, why);
 		goto out;
 	}
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -353,9 +354,10 @@ static void each_in(int topfd, const char *uname, report_fn fn, void *ctx)
 	closedir(dir);
 }
 
-static int each_report(const struct zs_policy *p, bool create, report_fn fn, void *ctx, char *err)
+static int each_report(const struct zs_report_opts *o, bool create, report_fn fn, void *ctx,
+		       char *err)
 {
-	int topfd = reports_top(p, create && geteuid() == 0, err);
+	int topfd = reports_top(o, create && geteuid() == 0, err);
 	char uname[16];
 	struct dirent *d;
 	DIR *dir;
@@ -371,7 +373,7 @@ static int each_report(const struct zs_policy *p, bool create, report_fn fn, voi
 	dir = fdopendir(topfd);
 	if (!dir) {
 		close(topfd);
-		return zs_fail(err, "%s/%s: %s", p->statedir, REPORTS_DIR, strerror(errno));
+		return zs_fail(err, "%s/%s: %s", o->statedir, REPORTS_DIR, strerror(errno));
 	}
 	while ((d = readdir(dir)))
 		if (isdigit((unsigned char)d->d_name[0]))
@@ -428,10 +430,10 @@ static int oldest_first(const void *a, const void *b)
 	return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
 }
 
-int zs_report_expire(const struct zs_policy *p, time_t now, unsigned *removed, char *err)
+int zs_report_expire(const struct zs_report_opts *o, time_t now, unsigned *removed, char *err)
 {
-	struct expiry e = { .before = now - (time_t)p->report_days * 86400, .after = now + 86400 };
-	int rc = each_report(p, true, expire_one, &e, err);
+	struct expiry e = { .before = now - (time_t)o->days * 86400, .after = now + 86400 };
+	int rc = each_report(o, true, expire_one, &e, err);
 	unsigned long long total = 0;
 
 	/* All reports together stay under MAX_REPORTS_BYTES: the oldest go. */
@@ -439,7 +441,7 @@ int zs_report_expire(const struct zs_policy *p, time_t now, unsigned *removed, c
 		total += (unsigned long long)e.k[i].size;
 	if (total > MAX_REPORTS_BYTES) {
 		char why[ZS_ERRLEN];
-		int top = reports_top(p, false, why);
+		int top = reports_top(o, false, why);
 
 		qsort(e.k, e.n, sizeof(*e.k), oldest_first);
 		for (size_t i = 0; top >= 0 && i < e.n && total > MAX_REPORTS_BYTES; i++)
@@ -473,7 +475,7 @@ static void find_one(const char *path, uint32_t job, uid_t uid, const struct sta
 		*f = (struct found){ job, uid, st->st_mtime, true };
 }
 
-enum zs_report_status zs_report_load(const struct zs_policy *p, uint32_t job,
+enum zs_report_status zs_report_load(const struct zs_report_opts *o, uint32_t job,
 				     struct zs_report_step **steps, unsigned *nsteps,
 				     uid_t *owner, char *err)
 {
@@ -488,12 +490,12 @@ enum zs_report_status zs_report_load(const struct zs_policy *p, uint32_t job,
 	 * missing to them, which tells them nothing about it. */
 	if (geteuid() != 0)
 		f = (struct found){ job, geteuid(), 0, true };
-	else if (each_report(p, false, find_one, &f, err))
+	else if (each_report(o, false, find_one, &f, err))
 		return ZS_REPORT_ERROR;
 	if (!f.any)
 		return ZS_REPORT_MISSING;
 	*owner = f.uid;
-	dirfd = reports_dir(p, f.uid, false, err);
+	dirfd = reports_dir(o, f.uid, false, err);
 	if (dirfd < 0)
 		return errno == ENOENT || errno == EACCES ? ZS_REPORT_MISSING : ZS_REPORT_ERROR;
 	snprintf(name, sizeof(name), "%" PRIu32, job);
@@ -511,7 +513,7 @@ enum zs_report_status zs_report_load(const struct zs_policy *p, uint32_t job,
 		free(buf);
 		if (e == ENOENT || e == EACCES)
 			return ZS_REPORT_MISSING;
-		zs_fail(err, "cannot read %s/%s/%u/%s: %s", p->statedir, REPORTS_DIR, (unsigned)f.uid, name,
+		zs_fail(err, "cannot read %s/%s/%u/%s: %s", o->statedir, REPORTS_DIR, (unsigned)f.uid, name,
 			strerror(e));
 		return ZS_REPORT_ERROR;
 	}
@@ -570,13 +572,13 @@ static void list_one(const char *path, uint32_t job, uid_t uid, const struct sta
 	ls->l[ls->n++] = (struct listed){ job, st->st_mtime };
 }
 
-int zs_report_list(const struct zs_policy *p, uint32_t **jobs, unsigned *njobs, char *err)
+int zs_report_list(const struct zs_report_opts *o, uint32_t **jobs, unsigned *njobs, char *err)
 {
 	struct listing ls = { 0 };
 
 	*jobs = NULL;
 	*njobs = 0;
-	if (each_report(p, false, list_one, &ls, err)) {
+	if (each_report(o, false, list_one, &ls, err)) {
 		free(ls.l);
 		return -1;
 	}

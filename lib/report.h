@@ -20,14 +20,20 @@
 #ifndef ZS_REPORT_H
 #define ZS_REPORT_H
 
-#include "policy.h"
 #include "slots.h"
 #include "sorter.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
+
+/* Where reports live and how long (plugstack.conf words, policy.h). */
+struct zs_report_opts {
+	char statedir[PATH_MAX];	/* statedir=: reports under statedir/reports */
+	unsigned days;			/* report_days=: kept this long, 0 = none kept */
+};
 
 struct zs_report_step {
 	double time;			/* epoch seconds */
@@ -43,11 +49,12 @@ struct zs_report_step {
 };
 
 /* Appends r to the report of job r->job, readable by uid. Does nothing when
- * report_days=0. Returns 0, or -1 with err set. */
-int zs_report_add(const struct zs_policy *p, uid_t uid, const struct zs_report_step *r, char *err);
+ * days is 0. Returns 0, or -1 with err set. */
+int zs_report_add(const struct zs_report_opts *o, uid_t uid, const struct zs_report_step *r,
+		  char *err);
 
-/* Removes reports not written for report_days days. Sets *removed. */
-int zs_report_expire(const struct zs_policy *p, time_t now, unsigned *removed, char *err);
+/* Removes reports not written for days days. Sets *removed. */
+int zs_report_expire(const struct zs_report_opts *o, time_t now, unsigned *removed, char *err);
 
 enum zs_report_status {
 	ZS_REPORT_FOUND,
@@ -57,13 +64,13 @@ enum zs_report_status {
 };
 
 /* Reads job's report as the calling user. *steps is malloc'd. */
-enum zs_report_status zs_report_load(const struct zs_policy *p, uint32_t job,
+enum zs_report_status zs_report_load(const struct zs_report_opts *o, uint32_t job,
 				     struct zs_report_step **steps, unsigned *nsteps,
 				     uid_t *owner, char *err);
 
 /* The ids of the reports on this node the calling user may read (all for
  * root), newest first. *jobs is malloc'd. */
-int zs_report_list(const struct zs_policy *p, uint32_t **jobs, unsigned *njobs, char *err);
+int zs_report_list(const struct zs_report_opts *o, uint32_t **jobs, unsigned *njobs, char *err);
 
 /* One report line and back (tab-separated key=value, %-escaped values). */
 char *zs_report_format(const struct zs_report_step *r);

@@ -2,10 +2,14 @@
 #include "config.h"
 #include "sorter.h"
 #include "child.h"
+#include "kmod.h"
 #include "memcache.h"
+#include "metrics.h"
+#include "modsig.h"
 #include "nodeset.h"
 #include "statedir.h"
 #include "textfile.h"
+#include "zonesort_abi.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,9 +22,12 @@
 #include <unistd.h>
 
 struct zs_sorter {
-	struct zs_policy policy;
+	struct zs_sorter_opts opts;
+	struct zs_memcache_opts memcache;
+	struct zs_metrics_opts metrics;
 	enum zs_sorter_kind backend;
 	char why[ZS_ERRLEN];
+	enum zs_modrefusal refusal;	/* why the kernel refused the module, by name */
 	struct bitmask *targets;
 	struct zs_memcache *mc;
 	int nmc;
@@ -28,30 +35,41 @@ struct zs_sorter {
 	int statefd;			/* the checked state directory, or -1 */
 	long long last_start_ns;	/* when this sorter's last sort began */
 	bool compaction_held;		/* see zs_sorter_hold_compaction */
+	struct zs_kmod kmod;		/* the kernel module's files (kmod.h) */
+	bool nothing;			/* no memory-side cache, nocache=skip */
 };
 
 /* The state directory, checked and opened once per sorter. */
 static int state_dir(struct zs_sorter *s, char *err)
 {
 	if (s->statefd < 0)
-		s->statefd = zs_statedir_open(s->policy.statedir, true, err);
+		s->statefd = zs_statedir_open(s->opts.statedir, true, err);
 	return s->statefd;
 }
 
-/* hwloc's topology load costs milliseconds on every job, so it happens only
- * when the answer matters: nodes=auto, or a module to load with the cache
- * geometry. */
+/* hwloc's topology load costs milliseconds, so it happens once per boot
+ * (the copy in the state directory) and only when the answer matters:
+ * nodes=auto, whether the machine has a cache at all (unless cache_size=
+ * says so), or a module to load with the cache geometry. */
 static int discover(struct zs_sorter *s, char *err)
 {
-	char path[PATH_MAX + 16];
-
 	if (s->discovered)
 		return 0;
-	snprintf(path, sizeof(path), "%s/memcache", s->policy.statedir);
-	if (zs_memcache_discover_cached(&s->policy, path, false, &s->mc, &s->nmc, err))
+	if (zs_memcache_discover_cached(&s->memcache, false, &s->mc, &s->nmc, err))
 		return -1;
 	s->discovered = true;
 	return 0;
+}
+
+const char *zs_sorter_kind_name(enum zs_sorter_kind k)
+{
+	switch (k) {
+	case ZS_SORTER_AUTO: return "auto";
+	case ZS_SORTER_KERNEL: return "kernel";
+	case ZS_SORTER_COMPACT: return "compact";
+	case ZS_SORTER_NONE: return "none";
+	}
+	return "?";
 }
 
 const char *zs_outcome_name(enum zs_outcome o)
@@ -62,18 +80,14 @@ const char *zs_outcome_name(enum zs_outcome o)
 	case ZS_BUSY: return "busy";
 	case ZS_FAILED: return "failed";
 	case ZS_NOSORTER: return "nosorter";
+	case ZS_NOTHING: return "nothing";
 	}
 	return "?";
 }
 
-static void kernel_path(const struct zs_sorter *s, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s/nodeid", s->policy.sysfs);
-}
-
 static void compact_path(const struct zs_sorter *s, int node, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/node%d/compact", s->policy.node_sysfs, node);
+	snprintf(buf, len, "%s/node%d/compact", s->opts.node_sysfs, node);
 }
 
 static int first_target(const struct zs_sorter *s)
@@ -88,9 +102,10 @@ static int first_target(const struct zs_sorter *s)
  * hwloc found so it never has to guess (Intel's module ignores them). */
 static void load_module(struct zs_sorter *s)
 {
-	char size_arg[64] = "", ways_arg[32] = "", out[512], err[ZS_ERRLEN];
+	char size_arg[64] = "", ways_arg[32] = "", q_arg[32], qp_arg[48], qm_arg[48];
+	char out[512], err[ZS_ERRLEN];
 	const struct zs_memcache *mc;
-	char *argv[6];
+	char *argv[9];
 	int argc = 0, rc;
 
 	discover(s, err);
@@ -101,30 +116,63 @@ static void load_module(struct zs_sorter *s)
 	if (!mc || !mc->size) {
 		snprintf(s->why, sizeof(s->why),
 			 "no memory-side cache found (hwloc) or given (cache_size=): modprobe %s not run",
-			 s->policy.modprobe);
+			 s->opts.modprobe);
 		return;
 	}
 
 	argv[argc++] = "modprobe";
-	argv[argc++] = s->policy.modprobe;
-	snprintf(size_arg, sizeof(size_arg), "cache_size=%llu", (unsigned long long)mc->size);
+	argv[argc++] = s->opts.modprobe;
+	snprintf(size_arg, sizeof(size_arg), ZS_PARAM_CACHE_SIZE "=%llu", (unsigned long long)mc->size);
 	argv[argc++] = size_arg;
 	if (mc->ways > 0) {
-		snprintf(ways_arg, sizeof(ways_arg), "ways=%d", mc->ways);
+		snprintf(ways_arg, sizeof(ways_arg), ZS_PARAM_WAYS "=%d", mc->ways);
 		argv[argc++] = ways_arg;
+	}
+	/* This project's module takes the site's quarantine settings from its
+	 * first sort on (Intel's would refuse parameters it does not know). */
+	if (!strcmp(s->opts.modprobe, "zonesort")) {
+		snprintf(q_arg, sizeof(q_arg), ZS_PARAM_QUARANTINE "=%c", s->opts.quarantine.on ? 'Y' : 'N');
+		argv[argc++] = q_arg;
+		if (s->opts.quarantine.permille >= 0) {
+			snprintf(qp_arg, sizeof(qp_arg), ZS_PARAM_Q_PERMILLE "=%d",
+				 s->opts.quarantine.permille);
+			argv[argc++] = qp_arg;
+		}
+		if (s->opts.quarantine.max_permille >= 0) {
+			snprintf(qm_arg, sizeof(qm_arg), ZS_PARAM_Q_MAX_PERMILLE "=%d",
+				 s->opts.quarantine.max_permille);
+			argv[argc++] = qm_arg;
+		}
 	}
 	argv[argc] = NULL;
 	rc = zs_run("/sbin/modprobe", argv, 10000, out, sizeof(out), err);
 	if (rc != 0) {
+		struct zs_modsig_kernel k;
+
 		out[strcspn(out, "\n")] = '\0';
-		snprintf(s->why, sizeof(s->why), "modprobe %s failed: %s", s->policy.modprobe,
-			 rc < 0 ? err : out);
+		zs_modsig_kernel_read("", &k);
+		s->refusal = rc < 0 ? ZS_MODREFUSAL_NONE : zs_modrefusal_classify(out, &k);
+		if (s->refusal != ZS_MODREFUSAL_NONE)
+			zs_modrefusal_explain(s->refusal, s->opts.modprobe, &k, s->why, sizeof(s->why));
+		else
+			snprintf(s->why, sizeof(s->why), "modprobe %s failed: %s", s->opts.modprobe,
+				 rc < 0 ? err : out);
 	}
 }
 
-static void resolve_backend(struct zs_sorter *s)
+/* The metrics say whether the kernel refused the module (a refusal by
+ * name: Secure Boot, lockdown), and that it no longer does once the
+ * interface is there; a failure to record is no reason to fail a sort. */
+static void record_module(struct zs_sorter *s, bool present)
 {
-	enum zs_sorter_kind want = s->policy.sorter;
+	char err[ZS_ERRLEN];
+
+	if (present || s->refusal != ZS_MODREFUSAL_NONE)
+		zs_metrics_module(&s->metrics, zs_modrefusal_name(s->refusal), err);
+}
+
+static void resolve_backend(struct zs_sorter *s, enum zs_sorter_kind want)
+{
 	char path[PATH_MAX + 32];
 
 	s->why[0] = '\0';
@@ -134,15 +182,26 @@ static void resolve_backend(struct zs_sorter *s)
 		return;
 	}
 	if (want == ZS_SORTER_AUTO || want == ZS_SORTER_KERNEL) {
-		kernel_path(s, path, sizeof(path));
-		if (access(path, F_OK) && strcmp(s->policy.modprobe, "no"))
+		bool loads = strcmp(s->opts.modprobe, "no") != 0;
+
+		zs_kmod_probe(s->opts.sysfs, &s->kmod, s->why);
+		if (s->kmod.kind == ZS_KMOD_ABSENT && loads) {
+			char why[ZS_ERRLEN];
+
 			load_module(s);
-		if (!access(path, F_OK)) {
+			zs_kmod_probe(s->opts.sysfs, &s->kmod, why);
+			if (why[0])
+				snprintf(s->why, sizeof(s->why), "%s", why);
+		}
+		if (loads)
+			record_module(s, s->kmod.kind != ZS_KMOD_ABSENT);
+		if (s->kmod.kind == ZS_KMOD_OURS || s->kmod.kind == ZS_KMOD_INTEL) {
 			s->backend = ZS_SORTER_KERNEL;
 			return;
 		}
 		if (!s->why[0])
-			snprintf(s->why, sizeof(s->why), "no kernel zonesort interface (%s)", path);
+			snprintf(s->why, sizeof(s->why), "no kernel zonesort interface (%s/nodeid)",
+				 s->opts.sysfs);
 		if (want == ZS_SORTER_KERNEL) {
 			s->backend = ZS_SORTER_NONE;
 			return;
@@ -160,21 +219,41 @@ static void resolve_backend(struct zs_sorter *s)
 	s->backend = ZS_SORTER_NONE;
 }
 
-int zs_sorter_open(const struct zs_policy *p, struct zs_sorter **out, char *err)
+int zs_sorter_open(const struct zs_sorter_opts *o, const struct zs_memcache_opts *mc,
+		   const struct zs_metrics_opts *metrics, struct zs_sorter **out, char *err)
 {
 	struct zs_sorter *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return zs_fail(err, "out of memory");
-	s->policy = *p;
+	s->opts = *o;
+	s->memcache = *mc;
+	s->metrics = *metrics;
 	s->statefd = -1;
 	s->last_start_ns = -1;
-	if (!strcmp(p->nodes, "auto") && discover(s, err))
+	bool ask = o->kind != ZS_SORTER_NONE && !mc->cache_size;
+
+	if ((ask || !strcmp(o->nodes, "auto")) && discover(s, err))
 		goto fail;
-	s->targets = zs_nodeset_targets(p->nodes, s->mc, s->nmc, err);
+	s->targets = zs_nodeset_targets(o->nodes, s->mc, s->nmc, err);
 	if (!s->targets)
 		goto fail;
-	resolve_backend(s);
+	/* cache_size= gives every node a cache: nmc is 0 only when neither
+	 * hwloc nor the site knows of one. Without one there are no slots to
+	 * spread pages over, and compaction would only migrate the jobs'
+	 * pages: nothing is done unless the site asks (nocache=compact). */
+	bool nocache = ask && s->nmc == 0;
+
+	if (nocache && !o->nocache_compact) {
+		numa_bitmask_clearall(s->targets);
+		s->nothing = true;
+		s->backend = ZS_SORTER_NONE;
+		snprintf(s->why, sizeof(s->why), "%s", ZS_NOTHING_TO_SORT);
+	} else {
+		resolve_backend(s, nocache ? ZS_SORTER_COMPACT : o->kind);
+		if (nocache && s->backend == ZS_SORTER_COMPACT)
+			snprintf(s->why, sizeof(s->why), "no memory-side cache; nocache=compact");
+	}
 	*out = s;
 	return 0;
 fail:
@@ -210,9 +289,25 @@ const char *zs_sorter_why(const struct zs_sorter *s)
 	return s->why;
 }
 
+const char *zs_sorter_refusal(const struct zs_sorter *s)
+{
+	return s->refusal == ZS_MODREFUSAL_NONE ? NULL : zs_modrefusal_name(s->refusal);
+}
+
 const char *zs_sorter_targets(const struct zs_sorter *s, char *buf, unsigned len)
 {
 	return zs_nodeset_format(s->targets, buf, len);
+}
+
+bool zs_sorter_is_target(const struct zs_sorter *s, int node)
+{
+	return node >= 0 && node <= zs_nodeset_max() &&
+	       numa_bitmask_isbitset(s->targets, (unsigned)node);
+}
+
+bool zs_sorter_nothing_to_sort(const struct zs_sorter *s)
+{
+	return s->nothing;
 }
 
 /* Writes text to a sysfs attribute. O_NONBLOCK keeps a test's FIFO from
@@ -242,47 +337,34 @@ static int write_attr(const char *path, const char *text, int *err_no)
 }
 
 /* This project's module takes the free blocks a sort cannot keep from
- * colliding (its "quarantine" file); the site's quarantine= says whether.
- * Intel's module has no such file: nothing to switch. */
-static int set_quarantine(const struct zs_sorter *s, struct zs_node_result *r)
-{
-	char path[PATH_MAX + 32];
-	int e;
-
-	snprintf(path, sizeof(path), "%s/quarantine", s->policy.sysfs);
-	if (access(path, F_OK) || !write_attr(path, s->policy.quarantine ? "on\n" : "off\n", &e))
-		return 0;
-	r->outcome = ZS_FAILED;
-	snprintf(r->msg, sizeof(r->msg), "%s: cannot switch the quarantine %s: %s", path,
-		 s->policy.quarantine ? "on" : "off", strerror(e));
-	return -1;
-}
-
+ * colliding; the site's quarantine settings are written before each sort
+ * (Intel's module has none: nothing to write). */
 static void sort_kernel(struct zs_sorter *s, struct zs_node_result *r)
 {
-	char path[PATH_MAX + 32], text[16];
 	int e;
 
-	if (set_quarantine(s, r))
+	if (zs_kmod_quarantine_set(&s->kmod, s->opts.quarantine.on, s->opts.quarantine.permille,
+				   s->opts.quarantine.max_permille, r->msg)) {
+		r->outcome = ZS_FAILED;
 		return;
-	kernel_path(s, path, sizeof(path));
-	snprintf(text, sizeof(text), "%d\n", r->node);
-	if (!write_attr(path, text, &e)) {
+	}
+	if (!zs_kmod_sort(&s->kmod, r->node, &e)) {
 		r->outcome = ZS_SORTED;
 		return;
 	}
 	if (e == EBUSY) {
 		r->outcome = ZS_BUSY;
 		snprintf(r->msg, sizeof(r->msg),
-			 "%s: busy (another sort runs, or the module's sort_interval timer sorts on its own)", path);
+			 "%s/nodeid: busy (another sort runs, or the module's sort_interval timer sorts on its own)",
+			 s->opts.sysfs);
 	} else if (e == EINVAL) {
 		r->outcome = ZS_FAILED;
-		snprintf(r->msg, sizeof(r->msg), "%s: node %d refused (offline or out of range)", path,
-			 r->node);
+		snprintf(r->msg, sizeof(r->msg), "%s/nodeid: node %d refused (offline or out of range)",
+			 s->opts.sysfs, r->node);
 	} else {
 		r->outcome = ZS_FAILED;
-		snprintf(r->msg, sizeof(r->msg), "%s: write of node %d failed: %s", path, r->node,
-			 strerror(e));
+		snprintf(r->msg, sizeof(r->msg), "%s/nodeid: write of node %d failed: %s",
+			 s->opts.sysfs, r->node, strerror(e));
 	}
 }
 
@@ -360,121 +442,57 @@ static void stamp(struct zs_sorter *s, int node, const char *what, long long sta
  */
 /* The module's estimate after its sort, above which a full quarantine has
  * the node compacted: 1%, half the goal, since pages freed between a sort
- * and the next allocation go in front of the sorted lists (decay rounds
- * with a full quarantine measured 2.3% where the estimate said 1.7%). */
+ * and the next allocation go in front of the sorted lists. */
 #define FULL_CONFLICT_PPM 10000
-#define FULL_SLACK 64			/* a module without last_short_pages: "full"
-					 * is held within 1/64 of the limit */
-
-/* The module's quarantine file, as far as one node is concerned. */
-struct quarantine_file {
-	long last_node, held, limit, short_pages, boost_s;	/* -1 when absent */
-};
-
-/* 0 when the module has a quarantine file (the figures it lacks are -1). */
-static int read_quarantine(const struct zs_sorter *s, int node, struct quarantine_file *q)
-{
-	char path[PATH_MAX + 32], text[8192], *save = NULL;
-
-	*q = (struct quarantine_file){ -1, -1, -1, -1, -1 };
-	snprintf(path, sizeof(path), "%s/quarantine", s->policy.sysfs);
-	if (zs_textfile_read(AT_FDCWD, path, text, sizeof(text)) < 0)
-		return -1;
-	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		int n, got;
-		long h, lim, boost = -1;
-
-		if (sscanf(l, "last_node=%ld", &q->last_node) == 1 ||
-		    sscanf(l, "last_short_pages=%ld", &q->short_pages) == 1)
-			continue;
-		got = sscanf(l, "node=%d held_pages=%ld held_blocks=%*d limit_pages=%ld boost_s=%ld", &n,
-			     &h, &lim, &boost);
-		if (got >= 3 && n == node) {
-			q->held = h;
-			q->limit = lim;
-			q->boost_s = got == 4 ? boost : -1;
-		}
-	}
-	return 0;
-}
 
 /* True when the module's last sort was of this node, left more than
- * FULL_CONFLICT_PPM colliding by its own estimate, and the node's
- * quarantine had no room for colliding blocks it found (last_short_pages;
- * a module without that figure: held within 1/FULL_SLACK of the limit).
- * *ppm is the estimate. */
+ * FULL_CONFLICT_PPM colliding by its own estimate, and colliding blocks
+ * for which the node's quarantine had no room (last_short_pages). *ppm is
+ * the estimate. */
 static bool quarantine_full(const struct zs_sorter *s, int node, long *ppm)
 {
-	char path[PATH_MAX + 32], text[8192], *save = NULL;
-	struct quarantine_file q;
+	long long est, last, short_pages;
 
 	*ppm = -1;
-	snprintf(path, sizeof(path), "%s/stats", s->policy.sysfs);
-	if (zs_textfile_read(AT_FDCWD, path, text, sizeof(text)) < 0)
+	if (zs_kmod_stat(&s->kmod, "last_conflict_ppm_after", &est))
 		return false;
-	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-		sscanf(l, "last_conflict_ppm_after=%ld", ppm);
-	if (read_quarantine(s, node, &q) || q.last_node != node || *ppm <= FULL_CONFLICT_PPM)
-		return false;
-	if (q.short_pages >= 0)
-		return q.short_pages > 0;
-	return q.limit > 0 && q.held >= q.limit - q.limit / FULL_SLACK;
+	*ppm = (long)est;
+	return !zs_kmod_quarantine_stat(&s->kmod, "last_node", &last) && last == node &&
+	       est > FULL_CONFLICT_PPM &&
+	       !zs_kmod_quarantine_stat(&s->kmod, "last_short_pages", &short_pages) &&
+	       short_pages > 0;
 }
 
 int zs_sorter_quarantine(struct zs_sorter *s, int node, struct zs_quarantine_state *out)
 {
-	struct quarantine_file q;
+	struct zs_kmod_quarantine q;
 	long long last;
 
-	*out = (struct zs_quarantine_state){ .boost_s = -1, .compacted_ago_s = -1 };
-	if (s->backend != ZS_SORTER_KERNEL || read_quarantine(s, node, &q) || q.held < 0 ||
-	    q.limit < 0)
+	*out = (struct zs_quarantine_state){ .compacted_ago_s = -1 };
+	if (s->backend != ZS_SORTER_KERNEL || zs_kmod_quarantine(&s->kmod, node, &q))
 		return -1;
 	out->held_pages = q.held;
 	out->limit_pages = q.limit;
-	out->boost_s = q.boost_s;
+	out->max_pages = q.max;
+	out->peak_pages = q.peak;
 	if ((last = stamp_read(s, node, "compacted")) >= 0)
 		out->compacted_ago_s = (double)(zs_boottime_ns() - last) / 1e9;
 	return 0;
-}
-
-/* Gives the node's held blocks back before it is compacted, with twice the
- * limit until the next compaction may run: the node's first aging after
- * one needs more (zsq_rebuild in kmod/zonesort_quarantine.c). A module
- * without rebuild gives back the node's blocks only, one without per-node
- * release every node's. 0, or -1 with *e set; path: the file written. */
-static int quarantine_rebuild(const struct zs_sorter *s, int node, char *path, size_t len,
-			      int *e)
-{
-	char text[48];
-
-	snprintf(path, len, "%s/quarantine", s->policy.sysfs);
-	snprintf(text, sizeof(text), "rebuild %d %u\n", node, s->policy.compact_interval);
-	if (!write_attr(path, text, e))
-		return 0;
-	if (*e != EINVAL)
-		return -1;
-	snprintf(text, sizeof(text), "release %d\n", node);
-	if (!write_attr(path, text, e))
-		return 0;
-	if (*e != EINVAL)
-		return -1;
-	return write_attr(path, "release\n", e);
 }
 
 /* After a sort of r->node: a full quarantine that left the sort colliding
  * is given back, the node compacted and sorted again (r says how). */
 static void refresh_full(struct zs_sorter *s, struct zs_node_result *r)
 {
-	char path[PATH_MAX + 32];
+	char path[PATH_MAX + 32], why[ZS_ERRLEN];
 	long long now = zs_boottime_ns(), last;
 	long ppm;
 	int e;
 
-	if (!s->policy.quarantine || !s->policy.compact_full || !quarantine_full(s, r->node, &ppm))
+	if (!s->opts.quarantine.on || !s->opts.quarantine.compact_full || !quarantine_full(s, r->node, &ppm))
 		return;
 	last = stamp_read(s, r->node, "compacted");
-	if (last >= 0 && now - last < (long long)s->policy.compact_interval * 1000000000LL)
+	if (last >= 0 && now - last < (long long)s->opts.quarantine.compact_interval * 1000000000LL)
 		return;
 	if (s->compaction_held) {
 		snprintf(r->msg, sizeof(r->msg),
@@ -484,9 +502,9 @@ static void refresh_full(struct zs_sorter *s, struct zs_node_result *r)
 	}
 	/* Stamped first: a compaction that fails is not retried at once. */
 	stamp(s, r->node, "compacted", now);
-	if (quarantine_rebuild(s, r->node, path, sizeof(path), &e)) {
-		snprintf(r->msg, sizeof(r->msg), "quarantine full, %.1f%% colliding: %s: give back: %s",
-			 (double)ppm / 1e4, path, strerror(e));
+	if (zs_kmod_quarantine_release(&s->kmod, r->node, why)) {
+		snprintf(r->msg, sizeof(r->msg), "quarantine full, %.1f%% colliding: give back: %s",
+			 (double)ppm / 1e4, why);
 		return;
 	}
 	compact_path(s, r->node, path, sizeof(path));
@@ -516,7 +534,7 @@ static int take_lock(struct zs_sorter *s, int *fd, char *msg, size_t len)
 	}
 	*fd = zs_textfile_lockfile(s->statefd, "lock", err);
 	if (*fd < 0) {
-		snprintf(msg, len, "%s/%s", s->policy.statedir, err);
+		snprintf(msg, len, "%s/%s", s->opts.statedir, err);
 		return -1;
 	}
 	if (flock(*fd, LOCK_EX | LOCK_NB)) {
@@ -549,7 +567,8 @@ static void count(struct zs_tally *t, const struct zs_node_result *r)
 	case ZS_RECENT: t->recent++; break;
 	case ZS_BUSY: t->busy++; break;
 	case ZS_FAILED: t->failed++; break;
-	case ZS_NOSORTER: break;
+	case ZS_NOSORTER:
+	case ZS_NOTHING: break;
 	}
 	t->compacted += r->compacted;
 	t->seconds += r->seconds;
@@ -569,7 +588,8 @@ int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *
 
 	tally->rounds++;
 	if (s->backend == ZS_SORTER_NONE) {
-		struct zs_node_result r = { .node = -1, .outcome = ZS_NOSORTER };
+		struct zs_node_result r = { .node = -1,
+					    .outcome = s->nothing ? ZS_NOTHING : ZS_NOSORTER };
 
 		snprintf(r.msg, sizeof(r.msg), "%s", s->why);
 		if (report)
@@ -595,7 +615,7 @@ int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *
 			double t0 = zs_now();
 			long long started = zs_boottime_ns();
 
-			if (s->backend == ZS_SORTER_COMPACT && s->policy.drop_caches && !dropped) {
+			if (s->backend == ZS_SORTER_COMPACT && s->opts.drop_caches && !dropped) {
 				drop_caches(s, report, ctx);
 				dropped = true;
 			}
@@ -607,8 +627,8 @@ int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *
 				sort_compact(s, &r);
 			r.seconds = zs_now() - t0;
 			if (r.outcome == ZS_SORTED) {
-				/* The start counts: min_period is the least time
-				 * between the beginnings of two sorts. */
+				/* The start counts: min_interval is the least
+				 * time between the beginnings of two sorts. */
 				stamp(s, n, "last", started);
 				s->last_start_ns = started;
 			}
@@ -670,7 +690,7 @@ int zs_tally_parse(const char *line, struct zs_tally *t)
 	return 0;
 }
 
-unsigned zs_helper_min_interval(unsigned min_period, unsigned every)
+unsigned zs_helper_min_interval(unsigned min_interval, unsigned every)
 {
-	return every / 2 > min_period ? every / 2 : min_period;
+	return every / 2 > min_interval ? every / 2 : min_interval;
 }

@@ -7,7 +7,49 @@
 #define ZS_SORTER_H
 
 #include "errbuf.h"
-#include "policy.h"
+
+#include <limits.h>
+#include <stdbool.h>
+
+struct zs_memcache_opts;
+struct zs_metrics_opts;
+
+enum zs_sorter_kind {
+	ZS_SORTER_AUTO,
+	ZS_SORTER_KERNEL,
+	ZS_SORTER_COMPACT,
+	ZS_SORTER_NONE,
+};
+
+const char *zs_sorter_kind_name(enum zs_sorter_kind k);
+
+/* What this project's module may hold out of the free lists, and when a
+ * full quarantine has its node compacted (zs_sorter_sort). */
+struct zs_quarantine_opts {
+	bool on;			/* quarantine=yes|no */
+	int permille;			/* quarantine_permille=: where a node's limit
+					 * starts, per mille of its cache's pages;
+					 * -1 = the module's own */
+	int max_permille;		/* quarantine_max_permille=: the most a node
+					 * holds; -1 = the module's own */
+	bool compact_full;		/* compact_full=yes|no */
+	unsigned compact_interval;	/* compact_interval=: seconds at least between
+					 * two such compactions of a node */
+};
+
+/* The sorter's own settings (plugstack.conf words, policy.h). */
+struct zs_sorter_opts {
+	enum zs_sorter_kind kind;	/* sorter=auto|kernel|compact|none */
+	bool nocache_compact;		/* nocache=compact: a node without a memory-side
+					 * cache is compacted, not left alone */
+	char nodes[256];		/* nodes=auto|all|<list> */
+	char modprobe[64];		/* modprobe=no|<module name> */
+	bool drop_caches;		/* drop_caches=yes|no, before compaction */
+	char sysfs[PATH_MAX];		/* sysfs=: the kernel interface (kmod.h) */
+	char node_sysfs[PATH_MAX];	/* node_sysfs=: nodeN/compact */
+	char statedir[PATH_MAX];	/* statedir=: the lock and last-sort stamps */
+	struct zs_quarantine_opts quarantine;
+};
 
 enum zs_outcome {
 	ZS_SORTED,	/* the backend sorted the node */
@@ -15,7 +57,13 @@ enum zs_outcome {
 	ZS_BUSY,	/* skipped: another sort runs, or the kernel module sorts on its own timer */
 	ZS_FAILED,	/* the backend refused or failed */
 	ZS_NOSORTER,	/* no backend on this machine */
+	ZS_NOTHING,	/* no memory-side cache found or given: nothing to sort (nocache=skip) */
 };
+
+/* What a node without a memory-side cache gets with nocache=skip, the
+ * default: the sorter's why, and the words of the summary line, the
+ * user's report and zonesort status. */
+#define ZS_NOTHING_TO_SORT "no memory-side cache: nothing to sort"
 
 struct zs_node_result {
 	int node;
@@ -37,16 +85,26 @@ struct zs_sorter;
 /* A node's quarantine in this project's module, and the sorter's last
  * compaction of the node for a full one (zs_sorter_quarantine). */
 struct zs_quarantine_state {
-	long long held_pages, limit_pages;	/* limit_pages: doubled while boosted */
-	long long boost_s;	/* seconds the limit stays doubled after a compaction;
-				 * 0: not boosted, -1: a module without boosts */
+	long long held_pages;	/* held now */
+	long long limit_pages;	/* what a sort may leave held now: grows after
+				 * sorts short of room, up to max_pages */
+	long long max_pages;	/* the most it ever holds (quarantine_max_permille) */
+	long long peak_pages;	/* the most it held at once */
 	double compacted_ago_s;	/* -1: none this boot */
 };
 
-/* Resolves the backend and the target nodes. Fails only on bad policy (a
- * node list naming absent nodes, an unusable statedir); a machine without a
- * sorter gets backend "none" and zs_sorter_why says why. */
-int zs_sorter_open(const struct zs_policy *p, struct zs_sorter **out, char *err);
+/* Resolves the backend and the target nodes. mc says how to find the
+ * memory-side caches (memcache.h), metrics where to record the kernel's
+ * answer to a module load (metrics.h); all three are copied. Fails only on
+ * bad settings (a node list naming absent nodes, an unusable statedir); a
+ * machine without a sorter gets backend "none" and zs_sorter_why says why.
+ * A machine where no memory-side cache is found (hwloc) or given
+ * (cache_size=) has nothing to sort: backend "none", no targets, and every
+ * round reports ZS_NOTHING, unless nocache_compact (then its nodes are
+ * compacted, whatever the kind, since no other sorter has slots to sort
+ * for). */
+int zs_sorter_open(const struct zs_sorter_opts *o, const struct zs_memcache_opts *mc,
+		   const struct zs_metrics_opts *metrics, struct zs_sorter **out, char *err);
 void zs_sorter_close(struct zs_sorter *s);
 
 /* 0 and the node's quarantine when the kernel backend's module keeps one
@@ -56,7 +114,16 @@ int zs_sorter_quarantine(struct zs_sorter *s, int node, struct zs_quarantine_sta
 
 enum zs_sorter_kind zs_sorter_backend(const struct zs_sorter *s);
 const char *zs_sorter_why(const struct zs_sorter *s);
+/* When the kernel refused the module modprobe= names, the refusal's name
+ * ("signature", "lockdown", "disabled": modsig.h), else NULL; why() then
+ * explains it. */
+const char *zs_sorter_refusal(const struct zs_sorter *s);
 const char *zs_sorter_targets(const struct zs_sorter *s, char *buf, unsigned len);
+bool zs_sorter_is_target(const struct zs_sorter *s, int node);
+
+/* True when the machine has no memory-side cache and the settings leave
+ * such a machine alone (nocache=skip): nothing is sorted or compacted. */
+bool zs_sorter_nothing_to_sort(const struct zs_sorter *s);
 
 typedef void (*zs_node_report_fn)(void *ctx, const struct zs_node_result *r);
 
@@ -84,9 +151,9 @@ long long zs_sorter_last_start(const struct zs_sorter *s);
 long long zs_boottime_ns(void);
 
 /* The least time the periodic helper leaves between two sorts of a node by
- * anyone: min_period (the site's promise) or half the helper's own period,
+ * anyone: the site's min_interval or half the helper's own period,
  * whichever is longer. */
-unsigned zs_helper_min_interval(unsigned min_period, unsigned every);
+unsigned zs_helper_min_interval(unsigned min_interval, unsigned every);
 
 void zs_tally_add(struct zs_tally *into, const struct zs_tally *t);
 

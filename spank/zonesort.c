@@ -65,6 +65,7 @@ static struct {
 	uint32_t job, step;
 	struct zs_tally tally;
 	const char *backend;
+	const char *module_refused;	/* the kernel refused modprobe=: zs_sorter_refusal */
 	char unavailable[ZS_ERRLEN];
 	struct zs_child helper;
 	bool helper_running;
@@ -91,7 +92,7 @@ static int option_cb(int val, const char *optarg, int remote)
 	struct zs_request r;
 
 	(void)val;
-	if (zs_request_parse(&policy, optarg, &r, err)) {
+	if (zs_request_parse(&policy.request, optarg, &r, err)) {
 		if (!remote) {
 			slurm_error("zonesort: %s", err);
 			return -1;
@@ -153,8 +154,10 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		return 0;
 	snprintf(option_usage, sizeof(option_usage),
 		 "Sort free memory before the job: on, off%s, or a period in seconds (%u-%u) to also sort during each step. Default: %s. What it did for your job: zonesort report.",
-		 policy.allow_off ? "" : " (not allowed here)", policy.min_period, ZS_MAX_PERIOD,
-		 policy.dflt.mode == ZS_MODE_OFF ? "off" : policy.dflt.mode == ZS_MODE_ON ? "on" : "periodic");
+		 policy.request.allow_off ? "" : " (not allowed here)", policy.request.min_period,
+		 ZS_MAX_PERIOD,
+		 policy.request.dflt.mode == ZS_MODE_OFF ? "off" :
+		 policy.request.dflt.mode == ZS_MODE_ON ? "on" : "periodic");
 	if (spank_option_register(sp, &zonesort_option) != ESPANK_SUCCESS) {
 		slurm_error("zonesort: cannot register --zonesort");
 		return -1;
@@ -164,13 +167,13 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 
 static struct zs_request effective_request(void)
 {
-	return request_given ? request : policy.dflt;
+	return request_given ? request : policy.request.dflt;
 }
 
 static void note_node(void *ctx, const struct zs_node_result *r)
 {
 	(void)ctx;
-	if (r->outcome == ZS_NOSORTER)
+	if (r->outcome == ZS_NOSORTER || r->outcome == ZS_NOTHING)
 		snprintf(step.unavailable, sizeof(step.unavailable), "%s", r->msg);
 	else if (r->outcome == ZS_FAILED || r->outcome == ZS_BUSY || r->msg[0])
 		slurm_info("zonesort: job %u: node %d %s: %s", step.job, r->node,
@@ -179,20 +182,23 @@ static void note_node(void *ctx, const struct zs_node_result *r)
 
 /* Sorts now; every failure is logged and absorbed: a missing or broken
  * sorter never fails a job. */
-static struct zs_sorter *sort_now(unsigned min_interval)
+static struct zs_sorter *sort_now(void)
 {
 	char err[ZS_ERRLEN];
 	struct zs_sorter *s;
 
-	if (zs_sorter_open(&policy, &s, err)) {
+	if (zs_sorter_open(&policy.sorter, &policy.memcache, &policy.metrics, &s, err)) {
 		slurm_error("zonesort: job %u: %s", step.job, err);
 		return NULL;
 	}
 	step.backend = zs_sorter_kind_name(zs_sorter_backend(s));
+	step.module_refused = zs_sorter_refusal(s);
 	struct zs_tally before = step.tally;
 
-	zs_sorter_sort(s, min_interval, &step.tally, note_node, NULL);
-	if (zs_metrics_sorts(&policy, node_name(), step.backend, &before, &step.tally, err))
+	zs_sorter_sort(s, policy.min_interval, &step.tally, note_node, NULL);
+	/* A node with nothing to sort has no sorter to be up or down. */
+	if (!zs_sorter_nothing_to_sort(s) &&
+	    zs_metrics_sorts(&policy.metrics, node_name(), step.backend, &before, &step.tally, err))
 		slurm_error("zonesort: job %u: %s", step.job, err);
 	step.sorted = true;
 	return s;
@@ -206,6 +212,9 @@ static void log_summary(const char *where, const struct zs_request *r)
 	if (r->mode == ZS_MODE_OFF && !step.sorted)
 		slurm_info("zonesort: job %u %s on %s: zonesort=off, no sort", step.job, where,
 			   node_name());
+	else if (!strcmp(step.unavailable, ZS_NOTHING_TO_SORT))
+		slurm_info("zonesort: job %u %s on %s: zonesort=%s, %s", step.job, where, node_name(),
+			   req, step.unavailable);
 	else if (step.unavailable[0])
 		slurm_info("zonesort: job %u %s on %s: zonesort=%s, sorting unavailable: %s", step.job,
 			   where, node_name(), req, step.unavailable);
@@ -220,10 +229,12 @@ static void log_summary(const char *where, const struct zs_request *r)
 		if (step.sample.samples)
 			snprintf(conflicts, sizeof(conflicts), ", conflicts %.1f%% (random %.1f%%)",
 				 100.0 * step.sample.fraction, 100.0 * step.sample.random);
-		slurm_info("zonesort: job %u %s on %s: zonesort=%s%s%s%s, %s, backend %s%s", step.job, where,
+		slurm_info("zonesort: job %u %s on %s: zonesort=%s%s%s%s, %s, backend %s%s%s%s%s", step.job, where,
 			   node_name(), req, step.helper_failed[0] ? " but periodic sorting did not run (" : "",
 			   step.helper_failed, step.helper_failed[0] ? ")" : "",
 			   zs_tally_describe(&t, tally, sizeof(tally)), step.backend ? step.backend : "none",
+			   step.module_refused ? " (module refused by the kernel: " : "",
+			   step.module_refused ? step.module_refused : "", step.module_refused ? ")" : "",
 			   conflicts);
 	}
 }
@@ -250,7 +261,7 @@ static void report_step(spank_t sp, const char *where, const struct zs_request *
 	zs_request_describe(r, rs.mode, sizeof(rs.mode));
 	snprintf(rs.backend, sizeof(rs.backend), "%s", step.backend ? step.backend : "none");
 	snprintf(rs.note, sizeof(rs.note), "%s", step.unavailable);
-	if (zs_report_add(&policy, uid, &rs, err))
+	if (zs_report_add(&policy.report, uid, &rs, err))
 		slurm_error("zonesort: job %u: %s", step.job, err);
 }
 
@@ -266,23 +277,23 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 	if (load_policy(ac, av))
 		return 0;
 	spank_get_item(sp, S_JOB_ID, &step.job);
-	r = policy.dflt;
+	r = policy.request.dflt;
 	if (spank_option_getopt(sp, &zonesort_option, &optarg) == ESPANK_SUCCESS) {
 		char err[ZS_ERRLEN];
 
-		if (zs_request_parse(&policy, optarg, &r, err)) {
+		if (zs_request_parse(&policy.request, optarg, &r, err)) {
 			slurm_error("zonesort: job %u: %s; using the site default", step.job, err);
-			r = policy.dflt;
+			r = policy.request.dflt;
 		}
 	}
 	if (r.mode != ZS_MODE_OFF)
-		zs_sorter_close(sort_now(policy.min_period));
+		zs_sorter_close(sort_now());
 	log_summary("prolog", &r);
 	report_step(sp, "prolog", &r);
 	unsigned expired;
 	char err[ZS_ERRLEN];
 
-	if (zs_report_expire(&policy, time(NULL), &expired, err))
+	if (zs_report_expire(&policy.report, time(NULL), &expired, err))
 		slurm_error("zonesort: job %u: %s", step.job, err);
 	return 0;
 }
@@ -354,7 +365,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	r = effective_request();
 	if (r.mode == ZS_MODE_OFF)
 		return 0;
-	struct zs_sorter *s = sort_now(policy.min_period);
+	struct zs_sorter *s = sort_now();
 	bool have_sorter = s && zs_sorter_backend(s) != ZS_SORTER_NONE;
 
 	zs_sorter_close(s);

@@ -9,7 +9,6 @@
 #include "json.h"
 #include "memcache.h"
 #include "parse.h"
-#include "policy.h"
 #include "probe.h"
 
 #include <errno.h>
@@ -668,11 +667,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (!o.size) {
-		struct zs_policy pol;
+		struct zs_memcache_opts mo = { .cache_size = o.memcache_size };
 
-		zs_policy_defaults(&pol);
-		pol.cache_size = o.memcache_size;
-		if (zs_memcache_discover(&pol, &mc, &nmc, err)) {
+		if (zs_memcache_discover(&mo, &mc, &nmc, err)) {
 			warnx_("memory-side caches: %s", err);
 			rc = EXIT_MEASURE;
 			goto out;

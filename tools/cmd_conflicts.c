@@ -247,7 +247,7 @@ int cmd_conflicts(int argc, char **argv)
 	size_t nread = 0, ngone = 0, njob = 0;
 	double t0 = zs_now();
 
-	if (zs_node_geoms(&policy, false, cache_size, ways, &geoms, &ngeoms, err))
+	if (zs_node_geoms(&policy.memcache, false, cache_size, ways, &geoms, &ngeoms, err))
 		goto fail;
 	for (unsigned i = 0; i < ngeoms; i++)
 		if (geoms[i].error[0]) {

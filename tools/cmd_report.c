@@ -64,6 +64,8 @@ static void print_human(uint32_t job, const struct zs_report_step *st, unsigned 
 		       printable(r->node, a, sizeof(a)), printable(r->mode, b, sizeof(b)));
 		if (!strcmp(r->mode, "off") && !r->tally.rounds)
 			printf("no sort\n");
+		else if (!strcmp(r->note, ZS_NOTHING_TO_SORT))
+			printf("%s\n", ZS_NOTHING_TO_SORT);
 		else if (r->note[0])
 			printf("sorting unavailable: %s\n", printable(r->note, a, sizeof(a)));
 		else
@@ -130,7 +132,7 @@ static void print_json(uint32_t job, uid_t owner, const struct zs_report_step *s
 }
 
 /* 0 shown (after prefix), 1 missing or refused (message printed). */
-static int show_job(const struct zs_policy *p, uint32_t job, bool json, bool quiet_missing,
+static int show_job(const struct zs_report_opts *o, uint32_t job, bool json, bool quiet_missing,
 		    const char *prefix)
 {
 	struct zs_report_step *steps;
@@ -138,7 +140,7 @@ static int show_job(const struct zs_policy *p, uint32_t job, bool json, bool qui
 	uid_t owner = 0;
 	char err[ZS_ERRLEN];
 
-	switch (zs_report_load(p, job, &steps, &n, &owner, err)) {
+	switch (zs_report_load(o, job, &steps, &n, &owner, err)) {
 	case ZS_REPORT_FOUND:
 		break;
 	case ZS_REPORT_MISSING:
@@ -209,7 +211,7 @@ int cmd_report(int argc, char **argv)
 	    zs_parse_u64("SLURM_JOB_ID", getenv("SLURM_JOB_ID"), 1, UINT32_MAX, &job, err))
 		return cli_usage_error("report", "%s", err);
 	if (job) {
-		int rc = show_job(&policy, (uint32_t)job, json, false, "");
+		int rc = show_job(&policy.report, (uint32_t)job, json, false, "");
 
 		if (json && !rc)
 			putchar('\n');
@@ -219,7 +221,7 @@ int cmd_report(int argc, char **argv)
 	uint32_t *jobs;
 	unsigned n, shown = 0;
 
-	if (zs_report_list(&policy, &jobs, &n, err)) {
+	if (zs_report_list(&policy.report, &jobs, &n, err)) {
 		fprintf(stderr, "zonesort report: %s\n", err);
 		return ZS_EXIT_FAIL;
 	}
@@ -229,7 +231,7 @@ int cmd_report(int argc, char **argv)
 		printf(",\"jobs\":[");
 	}
 	for (unsigned i = 0; i < n; i++)
-		if (!show_job(&policy, jobs[i], json, true, json && shown ? "," : ""))
+		if (!show_job(&policy.report, jobs[i], json, true, json && shown ? "," : ""))
 			shown++;
 	if (json)
 		printf("]}\n");

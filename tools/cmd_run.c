@@ -242,13 +242,14 @@ struct sampler {
 	bool off;
 };
 
-static int sampler_open(struct sampler *sm, const struct zs_policy *p, pid_t root, char *err)
+static int sampler_open(struct sampler *sm, const struct zs_memcache_opts *mc, pid_t root,
+			char *err)
 {
 	memset(sm, 0, sizeof(*sm));
 	sm->root = root;
 	if (!zs_pagemap_privileged())
 		return zs_fail(err, "root is needed to read page frame numbers");
-	if (zs_node_geoms(p, false, 0, 0, &sm->geoms, &sm->ngeoms, err))
+	if (zs_node_geoms(mc, false, 0, 0, &sm->geoms, &sm->ngeoms, err))
 		return -1;
 	for (unsigned i = 0; i < sm->ngeoms; i++)
 		if (sm->geoms[i].error[0])
@@ -336,7 +337,7 @@ int cmd_run(int argc, char **argv)
 			printf("usage: zonesort run --every SECONDS [--parent PID] [--count N] [--sample PID] [key=value ...]\n"
 			       "Sorts the target nodes every SECONDS (1-86400), first after one period,\n"
 			       "until SIGTERM, until process PID exits, or after N rounds. A node sorted\n"
-			       "by anyone less than max(min_period, SECONDS/2) ago is skipped. A due\n"
+			       "by anyone less than max(min_interval, SECONDS/2) ago is skipped. A due\n"
 			       "sort waits while the node allocates or frees memory fast (an\n"
 			       "allocation in flight, a job exiting) or PID's descendants grow\n"
 			       "resident, at most max(SECONDS, 10) seconds.\n"
@@ -383,23 +384,33 @@ int cmd_run(int argc, char **argv)
 	sigdelset(&unblocked, SIGINT);
 	sigdelset(&unblocked, SIGHUP);
 
-	if (zs_sorter_open(&policy, &s, err)) {
+	if (zs_sorter_open(&policy.sorter, &policy.memcache, &policy.metrics, &s, err)) {
 		snprintf(line, sizeof(line), "error: %s\n", err);
 		emit(line, true);
 		return ZS_EXIT_FAIL;
 	}
+	/* The plugin starts no helper there; one started by hand says so
+	 * once and leaves the node alone. */
+	if (zs_sorter_nothing_to_sort(s)) {
+		fprintf(stderr, "zonesort run: %s\n", ZS_NOTHING_TO_SORT);
+		zs_tally_format(&tally, line, sizeof(line) - 1);
+		strcat(line, "\n");
+		emit(line, true);
+		zs_sorter_close(s);
+		return ZS_EXIT_OK;
+	}
 	if (sample) {
-		if (sampler_open(&sm, &policy, (pid_t)sample, err)) {
+		if (sampler_open(&sm, &policy.memcache, (pid_t)sample, err)) {
 			snprintf(line, sizeof(line), "error: conflict sampling: %s\n", err);
 			emit(line, false);
 		} else {
 			sm.off = false;
 		}
 	}
-	/* min_period is the least time between two sorts of a node by any
+	/* min_interval is the least time between two sorts of a node by any
 	 * writer; another helper's or step's sort within half our period also
 	 * makes ours redundant. */
-	unsigned min_interval = zs_helper_min_interval(policy.min_period, (unsigned)every);
+	unsigned min_interval = zs_helper_min_interval(policy.min_interval, (unsigned)every);
 	double next = zs_now() + (double)every;
 	double max_hold = (double)every > QUIET_MIN_WAIT ? (double)every : QUIET_MIN_WAIT;
 
@@ -415,7 +426,7 @@ int cmd_run(int argc, char **argv)
 		struct zs_tally tally_before = tally;
 
 		zs_sorter_sort(s, min_interval, &tally, note_failure, &ctx);
-		if (zs_metrics_sorts(&policy, NULL, zs_sorter_kind_name(zs_sorter_backend(s)),
+		if (zs_metrics_sorts(&policy.metrics, NULL, zs_sorter_kind_name(zs_sorter_backend(s)),
 				     &tally_before, &tally, err) && ctx.nerrors < 4)
 			snprintf(ctx.errors[ctx.nerrors++], ZS_ERRLEN, "%s", err);
 		/* Our next sort is due a full period after this one began, so it
@@ -441,7 +452,7 @@ int cmd_run(int argc, char **argv)
 				emit(line, false);
 				sm.off = true;
 			} else if (got == 0) {
-				if (zs_metrics_sample(&policy, NULL, &sm.last, err)) {
+				if (zs_metrics_sample(&policy.metrics, NULL, &sm.last, err)) {
 					snprintf(line, sizeof(line), "error: %s\n", err);
 					emit(line, false);
 				}

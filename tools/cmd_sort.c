@@ -51,10 +51,13 @@ int cmd_sort(int argc, char **argv)
 		case 'h':
 			printf("usage: zonesort sort [--nodes LIST] [--min-interval SECONDS] [key=value ...]\n"
 			       "Sorts the free lists of the target NUMA nodes now (default: the nodes\n"
-			       "behind a memory-side cache, else every node with memory) and reports\n"
-			       "each node and the time taken. Nodes sorted less than --min-interval\n"
-			       "seconds ago are skipped (default 0: always sort).\n"
-			       "Exit: 0 sorted, 1 a node failed or no sorter exists, 2 usage error.\n");
+			       "behind a memory-side cache) and reports each node and the time taken.\n"
+			       "A machine without a memory-side cache (none found, no cache_size=) has\n"
+			       "nothing to sort and is left alone, unless nocache=compact is given.\n"
+			       "Nodes sorted less than --min-interval seconds ago are skipped (default\n"
+			       "0: always sort).\n"
+			       "Exit: 0 sorted or nothing to sort, 1 a node failed or no sorter exists,\n"
+			       "2 usage error.\n");
 			return ZS_EXIT_OK;
 		default:
 			return cli_usage_error("sort", "see 'zonesort sort --help'");
@@ -69,17 +72,26 @@ int cmd_sort(int argc, char **argv)
 		if (zs_policy_set(&policy, word, err))
 			return cli_usage_error("sort", "--nodes: %s", err);
 	}
-	if (zs_sorter_open(&policy, &s, err)) {
+	if (zs_sorter_open(&policy.sorter, &policy.memcache, &policy.metrics, &s, err)) {
 		fprintf(stderr, "zonesort sort: %s\n", err);
 		return ZS_EXIT_USAGE;
 	}
 	const char *backend = zs_sorter_kind_name(zs_sorter_backend(s));
 
+	if (zs_sorter_nothing_to_sort(s)) {
+		printf("zonesort: %s (nocache=compact compacts such a node all the same)\n",
+		       ZS_NOTHING_TO_SORT);
+		zs_sorter_close(s);
+		return ZS_EXIT_OK;
+	}
 	if (zs_sorter_backend(s) == ZS_SORTER_NONE) {
 		fprintf(stderr, "zonesort sort: no sorter available: %s\n", zs_sorter_why(s));
 		zs_sorter_close(s);
 		return ZS_EXIT_FAIL;
 	}
+	/* sorter=auto went on without the module: say why by name. */
+	if (zs_sorter_refusal(s))
+		fprintf(stderr, "zonesort sort: %s; sorting with %s instead\n", zs_sorter_why(s), backend);
 	rc = zs_sorter_sort(s, (unsigned)min_interval, &tally, print_node, (void *)backend);
 	printf("zonesort: nodes %s: %s, backend %s\n", zs_sorter_targets(s, buf, sizeof(buf)),
 	       zs_tally_describe(&tally, err, sizeof(err)), backend);

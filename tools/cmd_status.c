@@ -9,6 +9,7 @@
 #include "kpageflags.h"
 #include "memcache.h"
 #include "metrics.h"
+#include "modsig.h"
 #include "nodeset.h"
 #include "parse.h"
 #include "sorter.h"
@@ -52,6 +53,74 @@ struct node_state {
 	struct free_slots fs;
 };
 
+/* The kernel module the kernel backend would use, and whether this kernel
+ * loads it: the refusal of this run's modprobe (modprobe=), or the one a
+ * load of the installed file will meet (an unsigned module where
+ * signatures are enforced). Shown when the kernel backend is not in use. */
+struct module_state {
+	const char *name;
+	bool found;
+	char file[PATH_MAX], signer[256], error[ZS_ERRLEN];
+	struct zs_modsig_kernel k;
+	const char *refused;		/* this run's modprobe: a modsig.h name, or NULL */
+	enum zs_modrefusal predicted;
+};
+
+static void module_state_read(const struct zs_sorter_opts *o, const struct zs_sorter *s,
+			      struct module_state *m)
+{
+	m->name = strcmp(o->modprobe, "no") ? o->modprobe : "zonesort";
+	m->found = !zs_modsig_module(m->name, m->file, sizeof(m->file), m->signer, sizeof(m->signer),
+				     m->error);
+	zs_modsig_kernel_read("", &m->k);
+	m->refused = zs_sorter_refusal(s);
+	m->predicted = m->found ? zs_modsig_predict(&m->k, m->signer) : ZS_MODREFUSAL_NONE;
+}
+
+static void print_module_human(const struct module_state *m)
+{
+	char kd[128], ex[ZS_ERRLEN];
+
+	printf("module %s: ", m->name);
+	if (!m->found)
+		printf("%s", m->error);
+	else
+		printf("%s, %s%s", m->file, m->signer[0] ? "signed by " : "unsigned", m->signer);
+	printf("; kernel: %s, signatures %s\n", zs_modsig_kernel_describe(&m->k, kd, sizeof(kd)),
+	       zs_modsig_enforced(&m->k) ? "enforced" : "not enforced");
+	if (m->refused)
+		printf("  refused by the kernel: %s (see the sorter line)\n", m->refused);
+	else if (m->predicted != ZS_MODREFUSAL_NONE)
+		printf("  a load would be refused: %s: %s\n", zs_modrefusal_name(m->predicted),
+		       zs_modrefusal_explain(m->predicted, m->name, &m->k, ex, sizeof(ex)));
+}
+
+static void json_name_or_null(const char *v)
+{
+	if (v)
+		zs_json_string(stdout, v);
+	else
+		printf("null");
+}
+
+static void print_module_json(const struct module_state *m)
+{
+	printf(",\"module\":{\"name\":");
+	zs_json_string(stdout, m->name);
+	printf(",\"file\":");
+	json_name_or_null(m->found ? m->file : NULL);
+	printf(",\"signer\":");
+	json_name_or_null(m->found ? m->signer : NULL);
+	printf(",\"refused\":");
+	json_name_or_null(m->refused);
+	printf(",\"would_be_refused\":");
+	json_name_or_null(m->predicted == ZS_MODREFUSAL_NONE ? NULL : zs_modrefusal_name(m->predicted));
+	printf(",\"signatures_enforced\":%s,\"sig_enforce\":%d,\"lockdown\":",
+	       zs_modsig_enforced(&m->k) ? "true" : "false", m->k.sig_enforce);
+	json_name_or_null(m->k.lockdown[0] ? m->k.lockdown : NULL);
+	printf(",\"secure_boot\":%s}", m->k.secure_boot < 0 ? "null" : m->k.secure_boot ? "true" : "false");
+}
+
 static const char *ways_name(int ways, char *buf, size_t len)
 {
 	if (ways == 1)
@@ -67,7 +136,7 @@ static const char *ways_name(int ways, char *buf, size_t len)
 
 /* Whether the backend could sort this node now, and why not. Looking, not
  * sorting: status has no side effects. */
-static void probe_backend(const struct zs_policy *p, enum zs_sorter_kind k,
+static void probe_backend(const struct zs_sorter_opts *o, enum zs_sorter_kind k,
 			  struct node_state *n)
 {
 	char path[PATH_MAX + 32];
@@ -77,11 +146,11 @@ static void probe_backend(const struct zs_policy *p, enum zs_sorter_kind k,
 		FILE *f;
 		unsigned interval = 0;
 
-		snprintf(path, sizeof(path), "%s/nodeid", p->sysfs);
+		snprintf(path, sizeof(path), "%s/nodeid", o->sysfs);
 		n->works = access(path, W_OK) == 0;
 		snprintf(n->detail, sizeof(n->detail), "%s %s", path,
 			 n->works ? "writable" : "not writable");
-		snprintf(path, sizeof(path), "%s/sort_interval", p->sysfs);
+		snprintf(path, sizeof(path), "%s/sort_interval", o->sysfs);
 		f = fopen(path, "re");
 		if (f && fscanf(f, "%u", &interval) == 1 && interval) {
 			size_t used = strlen(n->detail);
@@ -94,7 +163,7 @@ static void probe_backend(const struct zs_policy *p, enum zs_sorter_kind k,
 		break;
 	}
 	case ZS_SORTER_COMPACT:
-		snprintf(path, sizeof(path), "%s/node%d/compact", p->node_sysfs, n->node);
+		snprintf(path, sizeof(path), "%s/node%d/compact", o->node_sysfs, n->node);
 		n->works = access(path, W_OK) == 0;
 		snprintf(n->detail, sizeof(n->detail), "%s %s", path,
 			 n->works ? "writable" : "not writable");
@@ -269,25 +338,25 @@ static void print_free_slots_json(const struct node_state *n, const struct zs_zo
 	putchar('}');
 }
 
-/* What the quarantine holds out of the free lists, and when the node was
- * last compacted because it was full (that migrates the jobs' pages). */
+/* What the quarantine holds out of the free lists against its limit and
+ * its bound, and when the node was last compacted because it was full
+ * (that migrates the jobs' pages). */
 static void print_quarantine_human(const struct zs_quarantine_state *q)
 {
-	char ago[64] = "none this boot", boost[80] = "";
+	char ago[64] = "none this boot";
+	double mib = (double)sysconf(_SC_PAGESIZE) / (1 << 20);
 
 	if (q->compacted_ago_s >= 0)
 		snprintf(ago, sizeof(ago), "%.0f s ago", q->compacted_ago_s);
-	if (q->boost_s > 0)
-		snprintf(boost, sizeof(boost), "; the limit doubled for %lld s more", q->boost_s);
-	printf("  quarantine: %lld of %lld pages held (%.1f%%); last compaction for a full quarantine: %s%s\n",
-	       q->held_pages, q->limit_pages,
-	       q->limit_pages ? 100.0 * (double)q->held_pages / (double)q->limit_pages : 0.0, ago,
-	       boost);
+	printf("  quarantine: %lld of %lld pages held (%.1f MiB of %.1f MiB), at most %lld (%.1f MiB, quarantine_max_permille), %lld at the most so far; last compaction for a full quarantine: %s\n",
+	       q->held_pages, q->limit_pages, (double)q->held_pages * mib,
+	       (double)q->limit_pages * mib, q->max_pages, (double)q->max_pages * mib,
+	       q->peak_pages, ago);
 }
 
 static void print_human(const struct zs_sorter *s, const struct zs_memcache *mc, int nmc,
 			const struct node_state *ns, int nn, const struct zs_zone *zones,
-			bool histogram)
+			bool histogram, const struct module_state *m)
 {
 	char a[64], b[64], c[64], buf[256];
 	enum zs_sorter_kind k = zs_sorter_backend(s);
@@ -302,16 +371,26 @@ static void print_human(const struct zs_sorter *s, const struct zs_memcache *mc,
 		       zs_format_size(mc[i].size, a, sizeof(a)), ways_name(mc[i].ways, b, sizeof(b)),
 		       mc[i].line_size, mc[i].source);
 	printf("sorter: %s", zs_sorter_kind_name(k));
-	if (k == ZS_SORTER_NONE || zs_sorter_why(s)[0])
+	if (zs_sorter_nothing_to_sort(s))
+		printf(" (%s; nocache=compact compacts such a node all the same)", zs_sorter_why(s));
+	else if (k == ZS_SORTER_NONE || zs_sorter_why(s)[0])
 		printf(" (%s)", zs_sorter_why(s));
-	printf("\ntarget nodes: %s\n", zs_sorter_targets(s, buf, sizeof(buf)));
+	putchar('\n');
+	if (k != ZS_SORTER_KERNEL)
+		print_module_human(m);
+	zs_sorter_targets(s, buf, sizeof(buf));
+	printf("target nodes: %s\n", buf[0] ? buf : "none");
 	for (int i = 0; i < nn; i++) {
-		printf("node %d: %s memory, %s free, cache %s, %s, sorter %s: %s (%s)\n", ns[i].node,
+		printf("node %d: %s memory, %s free, cache %s, %s", ns[i].node,
 		       zs_format_size((uint64_t)ns[i].mem, a, sizeof(a)),
 		       zs_format_size((uint64_t)ns[i].free, b, sizeof(b)),
 		       ns[i].cache ? zs_format_size(ns[i].cache->size, c, sizeof(c)) : "none",
-		       ns[i].target ? "target" : "not a target", zs_sorter_kind_name(k),
-		       ns[i].works ? "works" : "unusable", ns[i].detail);
+		       ns[i].target ? "target" : "not a target");
+		if (zs_sorter_nothing_to_sort(s))
+			printf(": nothing to sort\n");
+		else
+			printf(", sorter %s: %s (%s)\n", zs_sorter_kind_name(k),
+			       ns[i].works ? "works" : "unusable", ns[i].detail);
 		if (ns[i].have_quarantine)
 			print_quarantine_human(&ns[i].quarantine);
 		print_free_slots_human(&ns[i], zones, histogram);
@@ -320,7 +399,7 @@ static void print_human(const struct zs_sorter *s, const struct zs_memcache *mc,
 
 static void print_json(const struct zs_sorter *s, const struct zs_memcache *mc, int nmc,
 		       const struct node_state *ns, int nn, const struct zs_zone *zones,
-		       bool histogram)
+		       bool histogram, const struct module_state *m)
 {
 	char buf[256];
 
@@ -331,6 +410,7 @@ static void print_json(const struct zs_sorter *s, const struct zs_memcache *mc, 
 		       mc[i].ways, mc[i].depth, mc[i].source);
 	printf("],\"sorter\":\"%s\",\"why\":", zs_sorter_kind_name(zs_sorter_backend(s)));
 	zs_json_string(stdout, zs_sorter_why(s));
+	print_module_json(m);
 	printf(",\"targets\":");
 	zs_json_string(stdout, zs_sorter_targets(s, buf, sizeof(buf)));
 	printf(",\"nodes\":[");
@@ -343,12 +423,8 @@ static void print_json(const struct zs_sorter *s, const struct zs_memcache *mc, 
 		if (ns[i].have_quarantine) {
 			const struct zs_quarantine_state *q = &ns[i].quarantine;
 
-			printf(",\"quarantine\":{\"held_pages\":%lld,\"limit_pages\":%lld,\"boost_s\":",
-			       q->held_pages, q->limit_pages);
-			if (q->boost_s >= 0)
-				printf("%lld", q->boost_s);
-			else
-				printf("null");
+			printf(",\"quarantine\":{\"held_pages\":%lld,\"limit_pages\":%lld,\"max_pages\":%lld,\"peak_pages\":%lld",
+			       q->held_pages, q->limit_pages, q->max_pages, q->peak_pages);
 			printf(",\"compacted_ago_s\":");
 			if (q->compacted_ago_s >= 0)
 				printf("%.3f}", q->compacted_ago_s);
@@ -373,7 +449,7 @@ static void prom_numa_line(FILE *f, const char *name, const char *node, int numa
 
 /* The node's state for node_exporter's textfile collector: what the sorter
  * can do and how the free memory would collide, per NUMA node. */
-static int write_prometheus(const char *dir, const struct zs_policy *p, const struct zs_sorter *s,
+static int write_prometheus(const char *dir, const struct zs_metrics_opts *mo, const struct zs_sorter *s,
 			    const struct node_state *ns, int nn, char *err)
 {
 	char node[128], backend[64];
@@ -385,7 +461,7 @@ static int write_prometheus(const char *dir, const struct zs_policy *p, const st
 
 	if (!f)
 		return zs_fail(err, "out of memory");
-	zs_metrics_node(p, node, sizeof(node));
+	zs_metrics_node(mo, node, sizeof(node));
 	snprintf(backend, sizeof(backend), ",backend=\"%s\"", zs_sorter_kind_name(zs_sorter_backend(s)));
 	zs_prom_family(f, "zonesort_sorter_usable", "gauge",
 		       "1 when the sorter zonesort would use can sort this NUMA node now (zonesort status), else 0.");
@@ -416,14 +492,15 @@ static int write_prometheus(const char *dir, const struct zs_policy *p, const st
 		}
 	}
 	const char *const quarantine_families[][2] = {
-		{ "zonesort_quarantine_held_bytes", "Free memory this project's module holds out of this NUMA node's free lists because it would collide in the memory-side cache, in bytes." },
-		{ "zonesort_quarantine_limit_bytes", "The most the module's quarantine holds on this NUMA node after a sort (quarantine_permille of the cache, twice that for compact_interval after a compaction for a full quarantine), in bytes." },
+		{ "zonesort_quarantine_held_bytes", "Free memory this project's module holds out of this NUMA node's free lists because it would collide in the memory-side cache, in bytes (also in the node's KReclaimable)." },
+		{ "zonesort_quarantine_limit_bytes", "What a sort may leave held on this NUMA node now: starts at quarantine_permille of the cache, grows after sorts short of room up to the maximum, in bytes." },
+		{ "zonesort_quarantine_max_bytes", "The most the module's quarantine ever holds on this NUMA node (quarantine_max_permille of the cache), in bytes." },
 	};
-	for (unsigned k = 0; k < 2; k++) {
+	for (unsigned k = 0; k < 3; k++) {
 		zs_prom_family(f, quarantine_families[k][0], "gauge", quarantine_families[k][1]);
 		for (int i = 0; i < nn; i++) {
 			const struct zs_quarantine_state *q = &ns[i].quarantine;
-			long long pages = k ? q->limit_pages : q->held_pages;
+			long long pages = k == 2 ? q->max_pages : k ? q->limit_pages : q->held_pages;
 
 			if (ns[i].have_quarantine)
 				prom_numa_line(f, quarantine_families[k][0], node, ns[i].node, "",
@@ -496,7 +573,8 @@ int cmd_status(int argc, char **argv)
 			printf("usage: zonesort status [--json] [--cache-size SIZE --ways N] [--fraction F] [--histogram] [--prometheus DIR] [key=value ...]\n"
 			       "Shows the memory-side caches hwloc finds (or --cache-size/--ways, or\n"
 			       "cache_size=/ways=, assume), the sorter that would be used, the target\n"
-			       "nodes, and for each NUMA node its memory and whether the sorter can sort it.\n"
+			       "nodes, and for each NUMA node its memory and whether the sorter can sort it\n"
+			       "(without a cache: nothing to sort, unless nocache=compact).\n"
 			       "For each node behind a cache (every node when a size is given) it reads the\n"
 			       "free blocks of the buddy allocator (/proc/kpageflags, root only) and shows\n"
 			       "how the free pages spread over the cache slots, and the conflict potential:\n"
@@ -518,20 +596,16 @@ int cmd_status(int argc, char **argv)
 	if (cli_policy(&policy, argc - optind, argv + optind))
 		return ZS_EXIT_USAGE;
 	if (cache_size)
-		policy.cache_size = cache_size;
+		policy.memcache.cache_size = cache_size;
 	if (ways)
-		policy.ways = ways;
-	char copy[PATH_MAX + 16];
-
+		policy.memcache.ways = ways;
 	/* status always asks hwloc, and refreshes the copy jobs use. */
-	snprintf(copy, sizeof(copy), "%s/memcache", policy.statedir);
-	mkdir(policy.statedir, 0755);
-	if (zs_memcache_discover_cached(&policy, copy, true, &mc, &nmc, err) ||
-	    zs_sorter_open(&policy, &s, err)) {
+	mkdir(policy.memcache.statedir, 0755);
+	if (zs_memcache_discover_cached(&policy.memcache, true, &mc, &nmc, err) ||
+	    zs_sorter_open(&policy.sorter, &policy.memcache, &policy.metrics, &s, err)) {
 		fprintf(stderr, "zonesort status: %s\n", err);
 		return ZS_EXIT_FAIL;
 	}
-	struct bitmask *targets = zs_nodeset_targets(policy.nodes, mc, nmc, err);
 	int max = zs_nodeset_max();
 	struct node_state *ns = calloc((size_t)max + 1, sizeof(*ns));
 	struct zs_node_geom *geoms = NULL;
@@ -560,8 +634,10 @@ int cmd_status(int argc, char **argv)
 			continue;
 		ns[nn] = (struct node_state){ .node = n, .mem = mem, .free = freeb,
 					      .cache = zs_memcache_find(mc, nmc, n),
-					      .target = targets && numa_bitmask_isbitset(targets, (unsigned)n) };
-		probe_backend(&policy, zs_sorter_backend(s), &ns[nn]);
+					      .target = zs_sorter_is_target(s, n) };
+		probe_backend(&policy.sorter, zs_sorter_backend(s), &ns[nn]);
+		if (zs_sorter_nothing_to_sort(s))
+			snprintf(ns[nn].detail, sizeof(ns[nn].detail), "%s", ZS_NOTHING_TO_SORT);
 		ns[nn].have_quarantine = !zs_sorter_quarantine(s, n, &ns[nn].quarantine);
 		if ((g = zs_node_geom_find(geoms, ngeoms, n))) {
 			ns[nn].fs.geom = *g;
@@ -570,20 +646,21 @@ int cmd_status(int argc, char **argv)
 		}
 		nn++;
 	}
+	struct module_state module;
+
+	module_state_read(&policy.sorter, s, &module);
 	if (json)
-		print_json(s, mc, nmc, ns, nn, zones, histogram);
+		print_json(s, mc, nmc, ns, nn, zones, histogram, &module);
 	else
-		print_human(s, mc, nmc, ns, nn, zones, histogram);
+		print_human(s, mc, nmc, ns, nn, zones, histogram, &module);
 	int rc = ZS_EXIT_OK;
 
-	if (prom_dir && write_prometheus(prom_dir, &policy, s, ns, nn, err)) {
+	if (prom_dir && write_prometheus(prom_dir, &policy.metrics, s, ns, nn, err)) {
 		fprintf(stderr, "zonesort status: %s\n", err);
 		rc = ZS_EXIT_FAIL;
 	}
 	for (int i = 0; i < nn; i++)
 		zs_freemem_free(&ns[i].fs.fm);
-	if (targets)
-		numa_bitmask_free(targets);
 	free(ns);
 	free(geoms);
 	free(zones);

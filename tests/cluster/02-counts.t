@@ -56,8 +56,10 @@ summaries_like "$JOB" 'step 1' 'zonesort=on, 1 sort, 0 skipped' "second step sum
 # The batch step runs on the job's first node only.
 like "$(summary "$JOB" 'batch step')" 'zonesort=on, 0 sorts, 1 skipped' "batch step summary: recent"
 
-# The real compaction backend of this machine's kernel.
-cluster_plugstack "sorter=compact statedir=$SC_STATE nodes=0 min_period=1 helper=$ZS_ZONESORT"
+# The real compaction backend of this machine's kernel, asked for on a node
+# without a memory-side cache (nocache=compact; 24-nocache.t: by default
+# such a node is left alone).
+cluster_plugstack "sorter=compact nocache=compact statedir=$SC_STATE nodes=0 min_period=1 helper=$ZS_ZONESORT"
 sortcount_reset
 scanned_before=$(awk '/^compact_migrate_scanned/ { print $2 }' /proc/vmstat)
 JOB=$(srun -N "$ZS_NODES" --zonesort=on sh -c 'echo $SLURM_JOB_ID' | sort -u)

@@ -1,6 +1,8 @@
 #!/bin/bash
 # A node without a sorter, or a sorter that fails, never harms a job: the
-# job runs normally and one log line says what happened. (EBUSY and EINVAL
+# job runs normally and one log line says what happened. The nodes have
+# the configured stand-in cache of tests/lib/sortcount.sh: without one
+# there is nothing to sort (24-nocache.t). (EBUSY and EINVAL
 # from the real kernel module are tested in the QEMU suite, tests/kmod.)
 # Runs on $ZS_NODES nodes (4N-06-no-sorter.t: four); the interfaces are
 # per node, under each node's own /run.
@@ -15,7 +17,7 @@ need_file "$ZS_ZONESORT" "zonesort command"
 
 work=$(mktemp -d /tmp/zs-t06.XXXXXX)
 R=/run/${work##*/}
-nosorter="sorter=auto sysfs=$R/empty node_sysfs=$R/empty statedir=$R/state min_period=1 helper=$ZS_ZONESORT"
+nosorter="sorter=auto sysfs=$R/empty node_sysfs=$R/empty statedir=$R/state min_period=1 helper=$ZS_ZONESORT $SC_CACHE"
 ZS_PLUGSTACK_ARGS="$nosorter" cluster_start_or_bail
 trap 'cluster_stop; rm -rf "$work"' EXIT
 for node in "${ZS_NODE_NAMES[@]}"; do
@@ -45,7 +47,7 @@ summaries_like "$JOB" 'step 0' "zonesort=every 1 s, sorting unavailable: no kern
 is "$(pgrep -f "statedir=$R/state" | wc -l)" 0 "no periodic helper was started without a sorter"
 
 # A kernel interface whose writes fail (ENOSPC from /dev/full).
-cluster_plugstack "sorter=kernel sysfs=$R/broken statedir=$R/state nodes=0 min_period=1 helper=$ZS_ZONESORT"
+cluster_plugstack "sorter=kernel sysfs=$R/broken statedir=$R/state nodes=0 min_period=1 helper=$ZS_ZONESORT $SC_CACHE"
 out=$(srun -N "$ZS_NODES" --zonesort=1 sh -c 'echo $SLURM_JOB_ID; sleep 2.5; echo done' 2>&1); rc=$?
 JOB=$(printf '%s\n' "$out" | head -1)
 is "$rc" 0 "a failing sorter does not fail the job"

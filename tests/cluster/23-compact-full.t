@@ -8,8 +8,9 @@
 # module writes them (this machine has no memory-side cache and no
 # module; the real module is tested in QEMU, tests/kmod/51-quarantine-vm.t):
 # its estimate after the sort (stats) and its quarantine's figures
-# (quarantine), beside the counting nodeid of tests/lib/sortcount.sh, and
-# a node directory whose node0/compact receives the compaction.
+# (quarantine/stats and node0/quarantine_*), beside the counting nodeid
+# of tests/lib/sortcount.sh, and a node directory whose node0/compact
+# receives the compaction.
 set -u
 source "$(dirname "$0")/../lib/tap.sh"
 source "$(dirname "$0")/../lib/env.sh"
@@ -23,22 +24,39 @@ sortcount_cluster zs-t23 min_period=1
 NODES=$SC_RUN/nodes
 cluster_plugstack "$SC_POLICY min_period=1 node_sysfs=$NODES compact_interval=10"
 
-# full_on NODE: the module's files as a sort that found its quarantine full
-# and left 5.2% colliding writes them; node0/compact emptied. Writes go
-# into the files in place, as into sysfs. A short first line: the "on"
-# the sorter writes before every sort leaves the rest as it was, while
-# the "rebuild 0 10" after a compaction covers last_node=0 too, so the
-# stand-in reads as full until full_on again, as the module would once
-# its blocks were given back and the node sorted again.
+# full_on NODE: the files of interface 2 (kmod/zonesort_abi.h) as a sort
+# that found its quarantine full and left 5.2% colliding leaves them, and
+# node0/compact emptied. node0/quarantine_release is a FIFO read as the
+# module would: a release empties the quarantine, so the stand-in reads
+# not short of room from then on, until full_on again; each release is
+# recorded in $work/released.NODE.
 full_on() {
-	local sysfs nodes
+	local sysfs nodes fd
 	sysfs=$(_sortcount_path "$1" "$SC_SYSFS")
 	nodes=$(_sortcount_path "$1" "$NODES")
-	mkdir -p "$nodes/node0" &&
+	mkdir -p "$nodes/node0" "$sysfs/quarantine" "$sysfs/node0" &&
+		echo 2 > "$sysfs/interface_version" &&
 		printf 'sorts=7\nlast_conflict_ppm_after=52000\n' > "$sysfs/stats" &&
-		printf 'v=1\nlast_node=0\nenabled=1\nlast_short_pages=40\nnode=0 held_pages=16384 held_blocks=900 limit_pages=16384\n' \
-			> "$sysfs/quarantine" &&
-		: > "$nodes/node0/compact"
+		printf 'last_node=0\nlast_short_pages=40\n' > "$sysfs/quarantine/stats" &&
+		echo 1 > "$sysfs/quarantine/enabled" &&
+		echo 125 > "$sysfs/quarantine/permille" &&
+		echo 500 > "$sysfs/quarantine/max_permille" &&
+		echo 16384 > "$sysfs/node0/quarantine_held_pages" &&
+		echo 900 > "$sysfs/node0/quarantine_held_blocks" &&
+		echo 16384 > "$sysfs/node0/quarantine_limit_pages" &&
+		echo 65536 > "$sysfs/node0/quarantine_max_pages" &&
+		echo 16384 > "$sysfs/node0/quarantine_peak_pages" &&
+		: > "$work/released.$1" &&
+		: > "$nodes/node0/compact" || return 1
+	[ -p "$sysfs/node0/quarantine_release" ] && return 0
+	mkfifo -m 600 "$sysfs/node0/quarantine_release" || return 1
+	exec {fd}<>"$sysfs/node0/quarantine_release"
+	while IFS= read -r line; do
+		echo "$line" >> "$work/released.$1"
+		printf 'last_node=0\nlast_short_pages=0\n' > "$sysfs/quarantine/stats"
+	done <&"$fd" &
+	SC_PIDS="$SC_PIDS $!"
+	exec {fd}<&-
 }
 # compacted NODE: what the sorter wrote to node0/compact.
 compacted() { cat "$(_sortcount_path "$1" "$NODES")/node0/compact" 2>/dev/null; }
@@ -48,18 +66,15 @@ for node in "${SC_NODES[@]}"; do
 done
 
 # The prolog's sort compacts; the step's sorts right after do not (the
-# quarantine file now starts with what the sorter wrote into it, and the
-# interval has not passed).
+# stand-in still reads full, but compact_interval has not passed).
 out=$(srun -N "$ZS_NODES" --zonesort=on sh -c 'echo $SLURM_JOB_ID' 2>&1)
 job=$(head -1 <<< "$out")
 like "$job" '^[0-9]+$' "srun --zonesort=on ran (job $job)"
 cluster_wait_job_gone "$job" 30
 for node in "${SC_NODES[@]}"; do
 	is "$(compacted "$node")" "1" "$node: the node was compacted"
-	# "rebuild 0 10" (given back, twice the limit for compact_interval),
-	# then the sort after it switched the quarantine "on" over its start.
-	like "$(head -c 13 "$(_sortcount_path "$node" "$SC_SYSFS")/quarantine" | tr '\n' ' ')" '^on uild 0 10 ' \
-		"$node: node 0's held blocks were given back (rebuild 0 10) before the sort again"
+	is "$(cat "$work/released.$node")" 1 \
+		"$node: node 0's held blocks were given back (node0/quarantine_release) before the sort again"
 	like "$(grep "zonesort: job $job: node 0 sorted:" "$(cluster_slurmd_log "$node")")" \
 		'quarantine full, 5\.2% colliding: given back, node compacted, sorted again' \
 		"$node: the slurmd log names the compaction and why"

@@ -2,7 +2,8 @@
 # sample_conflicts=yes: the periodic helper samples the step's processes
 # after each sort round and the plugin's summary line for the step ends in
 # ", conflicts X% (random Y%)"; the rest of the line keeps its wording.
-# There is no memory-side cache here: cache_size= and ways= assume one,
+# There is no memory-side cache here: cache_size= and ways= assume one
+# (without one a node has nothing to sort, and nothing is sampled),
 # and the sorts go to the counting stand-in of the kernel interface
 # (tests/lib/sortcount.sh) because no real one exists on this machine.
 set -u
@@ -53,9 +54,22 @@ cluster_plugstack "$POLICY"
 line=$(step_line --zonesort=1)
 like "$line" 'zonesort=every 1 s, .* backend kernel$' "without sample_conflicts=yes: no conflicts in the summary"
 
-cluster_plugstack "$POLICY sample_conflicts=yes"
+# Without a cache: with the defaults nothing is sorted, so no helper runs
+# and nothing is sampled; with nocache=compact the node is compacted (a
+# stand-in compact file here) and the helper says once why it cannot
+# sample.
+nocache=${POLICY/$SC_CACHE/}
+mkdir -p "$work/nodes/node0" && : > "$work/nodes/node0/compact"
+cluster_plugstack "$nocache sample_conflicts=yes"
 line=$(step_line --zonesort=1)
-like "$line" 'backend kernel$' "sample_conflicts=yes without a cache size or a cache: no sample"
+like "$line" 'zonesort=every 1 s, no memory-side cache: nothing to sort$' \
+	"sample_conflicts=yes without a cache: nothing to sort, no sample"
+is "$(grep -c 'periodic helper: error: conflict sampling' "$ZS_CLUSTER/log/slurmd.log")" 0 \
+	"... and no helper to complain about it"
+cluster_plugstack "$nocache sample_conflicts=yes nocache=compact node_sysfs=$work/nodes"
+line=$(step_line --zonesort=1)
+like "$line" 'zonesort=every 1 s, .*backend compact$' \
+	"sample_conflicts=yes nocache=compact without a cache: compacted, no sample"
 like "$(grep 'periodic helper: error: conflict sampling' "$ZS_CLUSTER/log/slurmd.log" | tail -1)" \
 	"conflict sampling: no memory-side cache found \(hwloc\) and no cache size given" \
 	"the helper's reason is logged once"

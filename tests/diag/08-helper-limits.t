@@ -18,7 +18,9 @@ work=$(mktemp -d /tmp/zs-diag08.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/sysfs" "$work/nodes"
 # No sorter: the sorts go nowhere (no kernel interface, no compaction).
-policy=( "statedir=$work/state" "sysfs=$work/sysfs" "node_sysfs=$work/nodes" )
+# The cache is configured (cache_size=): without one the helper has
+# nothing to sort and ends at once.
+policy=( "statedir=$work/state" "sysfs=$work/sysfs" "node_sysfs=$work/nodes" cache_size=64M ways=1 )
 
 echo -1000 > "$work/adj"
 unshare --mount sh -c 'mount --bind "$1" /proc/$$/oom_score_adj && shift && exec "$@"' sh "$work/adj" \
@@ -40,7 +42,7 @@ ok "alloc-touch builds" build_alloc "$work"
 "$ALLOC" 256 for=6 > /dev/null 2>&1 &
 holder=$!
 sleep 1
-out=$("$ZS_ZONESORT" run --every 1 --count 2 --sample "$$" "${policy[@]}" cache_size=64M ways=1 2>&1)
+out=$("$ZS_ZONESORT" run --every 1 --count 2 --sample "$$" "${policy[@]}" 2>&1)
 kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
 like "$out" "conflicts fraction=[0-9.]+ random=[0-9.]+ pages=[0-9]+ samples=[12]" "the sampler measures within the bound"

@@ -17,7 +17,7 @@ src=$ZS_SRCDIR
 bin=$work/fuzz_parsers
 # shellcheck disable=SC2046
 if clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	-I"$ZS_BUILDDIR" -I"$src/lib" $(pkg-config --cflags hwloc) \
+	-I"$ZS_BUILDDIR" -I"$src/lib" -I"$src/kmod" $(pkg-config --cflags hwloc) \
 	-o "$bin" "$src/tests/fuzz/fuzz_parsers.c" "$src"/lib/*.c \
 	$(pkg-config --libs hwloc) -lnuma -lm > "$work/build.log" 2>&1; then
 	ok "the fuzzer builds" true

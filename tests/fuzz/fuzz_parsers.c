@@ -56,9 +56,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 0: {	/* --zonesort values */
 		struct zs_request r;
 
-		if (zs_request_parse(&p, s, &r, err))
+		if (zs_request_parse(&p.request, s, &r, err))
 			no_control(err);
-		else if (r.mode == ZS_MODE_PERIODIC && (r.period < p.min_period || r.period > ZS_MAX_PERIOD))
+		else if (r.mode == ZS_MODE_PERIODIC && (r.period < p.request.min_period || r.period > ZS_MAX_PERIOD))
 			abort();
 		break;
 	}

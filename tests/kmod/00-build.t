@@ -6,8 +6,11 @@
 # parameters the zonesort command passes, finds the per-CPU list lock by
 # compiling a probe rather than by version (and a probe that cannot build
 # is reported missing), builds the quarantine with the way of holding
-# pages each kernel offers, refuses kernels outside the tested range, and
-# kmod/dkms.conf matches the project and limits DKMS to that range.
+# pages each kernel offers and the shrinker registration it has (probed,
+# not taken from the version), stops loudly when the probe command itself
+# is broken (the positive control), refuses kernels outside the tested
+# range, and the dkms.conf configure makes matches the project, keeps
+# weak-modules away and limits DKMS to that range.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/env.sh"
 . "$(dirname "$0")/vm.sh"
@@ -33,14 +36,23 @@ for series in 6.1 6.12 7; do
 	params=$(modinfo -F parm "$ko")
 	like "$params" "^cache_size:" "parameter cache_size"
 	like "$params" "ways:" "parameter ways"
-	# The quarantine holds its blocks as frozen pages on 7.x and as pages
-	# marked movable before (Debian's 6.1 and 6.12); it is built on both.
+	# The quarantine holds its blocks as pages marked movable with the
+	# module's operations up to 6.x (Debian's 6.1 and 6.12) and as balloon
+	# pages on 7.x, where those operations are gone; it is built on both.
 	case $series in
 	6.*) hold=ZS_HOLD_MOVABLE ;;
-	*) hold=ZS_HOLD_FROZEN ;;
+	*) hold=ZS_HOLD_BALLOON ;;
 	esac
 	like "$(cat "$dir/.zonesort_main.o.cmd")" "-DZS_HAVE_QUARANTINE" "the probes find what the quarantine needs in $kver"
 	like "$(cat "$dir/.zonesort_quarantine.o.cmd")" "-D$hold " "... holding blocks the $kver way ($hold)"
+	# register_shrinker() takes a name from 6.0 (and in RHEL 9.3's
+	# 5.14); 6.7 replaced it by shrinker_alloc().
+	case $series in
+	6.1) like "$(cat "$dir/.zonesort_quarantine.o.cmd")" "-DZS_HAVE_SHRINKER_NAME" \
+		"the probe finds register_shrinker() with a name in $kver" ;;
+	*) unlike "$(cat "$dir/.zonesort_quarantine.o.cmd")" "-DZS_HAVE_SHRINKER_NAME" \
+		"the probe finds no register_shrinker() in $kver (shrinker_alloc() instead)" ;;
+	esac
 	like "$params" "quarantine:" "parameter quarantine"
 	like "$params" "quarantine_permille:" "parameter quarantine_permille"
 	unlike "$params" "test_" "no test hooks in the module as shipped"
@@ -55,6 +67,19 @@ if [ -n "$kver" ]; then
 	ok "build with the probe self-check" test -n "$ko"
 	unlike "$(cat "$KM_WORK/selfcheck-$kver/.zonesort_main.o.cmd")" "ZS_CONFTEST_SELFCHECK_BUILT" \
 		"a probe for a member no kernel has is reported missing"
+	# Positive control: a probe command that cannot compile anything
+	# (a forced header that is missing, a flag the compiler refuses)
+	# must stop the build with the compiler's complaint, not build a
+	# module whose every probe "failed".
+	for broken in "-include zonesort-no-such-header.h:zonesort-no-such-header.h" \
+		"-fzonesort-no-such-flag:zonesort-no-such-flag"; do
+		flags=${broken%%:*}
+		ko=$(km_build "" "$kver" "control-$kver" "ZS_CONFTEST_CFLAGS=$flags" 2> /dev/null)
+		is "$ko" "" "probes given $flags: no module is built"
+		like "$(cat "$KM_WORK/control-$kver/build.log")" \
+			"conftest-control\.c, which every supported kernel .* builds.*${broken##*:}" \
+			"... the build stops naming the positive control and the compiler's complaint"
+	done
 	ko=$(km_build "" "$kver" "hooks-$kver" ZS_TEST_HOOKS=y)
 	ok "the test build with hooks builds warning-free too" test -n "$ko"
 	is "$(grep -E 'warning|error' "$KM_WORK/hooks-$kver/build.log" | grep -v 'Skipping BTF generation')" "" \
@@ -64,7 +89,7 @@ fi
 # Kernels outside the tested range are refused at build time.
 fake=$KM_WORK/fake-version
 mkdir -p "$fake/linux"
-for v in "5 10 0:refused" "5 14 0:built" "6 1 0:built" "7 2 13:built" "7 3 0:refused" "8 0 0:refused"; do
+for v in "4 18 0:refused" "5 10 0:refused" "5 14 0:built" "6 1 0:built" "7 2 13:built" "7 3 0:refused" "8 0 0:refused"; do
 	set -- ${v%%:*}
 	printf '#define KERNEL_VERSION(a, b, c) (((a) << 16) + ((b) << 8) + ((c) > 255 ? 255 : (c)))\n#define LINUX_VERSION_CODE KERNEL_VERSION(%s, %s, %s)\n' \
 		"$1" "$2" "$3" > "$fake/linux/version.h"
@@ -79,19 +104,27 @@ done
 # The module Makefile takes the kernel version from KVER (the host here
 # runs a kernel without modules).
 like "$(grep -E '^KVER \?=' "$ZS_SRCDIR/kmod/Makefile")" "KVER" "kmod/Makefile takes KVER"
-d=$ZS_SRCDIR/kmod/dkms.conf
+# dkms.conf is made by configure from dkms.conf.in: its version is the
+# package's, never one written into the template.
+d=$ZS_BUILDDIR/kmod/dkms.conf
+need_file "$d" "kmod/dkms.conf made by configure (scripts/build)"
+is "$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$ZS_SRCDIR/kmod/dkms.conf.in")" "@PACKAGE_VERSION@" \
+	"dkms.conf.in takes its version from configure"
 is "$(sed -n 's/^PACKAGE_NAME="\(.*\)"/\1/p' "$d")" zonesort "dkms.conf PACKAGE_NAME"
 is "$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$d")" "$version" "dkms.conf version matches configure.ac"
+# weak-modules (RHEL family) would link a build into other kernels whose
+# symbol checksums match; they do not cover the layouts the module reads.
+is "$(sed -n 's/^NO_WEAK_MODULES="\(.*\)"/\1/p' "$d")" yes "dkms.conf NO_WEAK_MODULES"
 is "$(sed -n 's/^AUTOINSTALL="\(.*\)"/\1/p' "$d")" yes "dkms.conf AUTOINSTALL"
 is "$(sed -n 's/^BUILT_MODULE_NAME\[0\]="\(.*\)"/\1/p' "$d")" zonesort "dkms.conf builds zonesort.ko"
 # DKMS matches BUILD_EXCLUSIVE_KERNEL against the kernel release as an
 # extended regular expression.
 excl=$(sed -n 's/^BUILD_EXCLUSIVE_KERNEL="\(.*\)"/\1/p' "$d")
 ok "dkms.conf has BUILD_EXCLUSIVE_KERNEL" test -n "$excl"
-for k in 5.14.0-427.13.1.el9_4.x86_64 6.1.0-56-amd64 6.12.117+deb12-amd64 7.0.1-amd64 7.2.13+deb14-amd64; do
+for k in 5.14.0-427.13.1.el9_4.x86_64 6.12.0-55.9.1.el10_0.x86_64 6.1.0-56-amd64 6.12.117+deb12-amd64 7.0.1-amd64 7.2.13+deb14-amd64; do
 	ok "DKMS builds for $k" bash -c '[[ $1 =~ $2 ]]' _ "$k" "$excl"
 done
-for k in 5.10.0-30-amd64 5.4.0-150-generic 7.3.0-amd64 7.10.2-amd64 8.0.0; do
+for k in 4.18.0-553.el8_10.x86_64 5.10.0-30-amd64 5.4.0-150-generic 7.3.0-amd64 7.10.2-amd64 8.0.0; do
 	fails "DKMS skips $k" bash -c '[[ $1 =~ $2 ]]' _ "$k" "$excl"
 done
 
@@ -101,7 +134,7 @@ if command -v dkms > /dev/null && [ -n "$kver" ]; then
 	dk=$KM_WORK/dkms
 	rm -rf "$dk"
 	mkdir -p "$dk/src/zonesort-$version" "$dk/tree"
-	cp "$ZS_SRCDIR"/kmod/* "$dk/src/zonesort-$version/"
+	cp "$ZS_SRCDIR"/kmod/* "$d" "$dk/src/zonesort-$version/"
 	dkms --dkmstree "$dk/tree" --sourcetree "$dk/src" build -m zonesort -v "$version" -k "$kver" \
 		> "$dk/build.log" 2>&1
 	ok "dkms build -m zonesort -v $version -k $kver makes zonesort.ko (log $dk/build.log)" \

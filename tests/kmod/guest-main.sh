@@ -75,7 +75,7 @@ round() {
 	holder=$BG
 	ready age_$name /tmp/aged_$name $holder 400 || { stop $holder; return; }
 	M ${name}_kept_pages=$(tr ' ' '\n' < /tmp/aged_$name | sed -n 's/^kept_pages=//p')
-	measure ${name}_u4k $HALF $SLOTS 1 --conflicts $Z/conflicts
+	measure ${name}_u4k $HALF $SLOTS 1 --conflicts $Z/node0/conflicts_half_ppm
 	measure ${name}_ufull $SIZE $SLOTS 1
 	measure ${name}_uthp $HALF $SLOTS 1 --thp
 	measure ${name}_s4k $HALF $SLOTS 1 --sort $Z/nodeid
@@ -127,7 +127,7 @@ M pcp_sort=$(out pcp_sort) pcp_hold_entries_max=$(stat pcp_hold_entries_max) \
 	lock_batch=$(stat lock_batch) last_pcp_pages=$(stat last_pcp_pages)
 
 # A conflicts read only delays a sort, never fails it.
-bg reads 60 zstest readloop $Z/conflicts 10
+bg reads 60 zstest readloop $Z/node0/conflicts_half_ppm 10
 rpid=$BG
 sleep 1
 step sorts_during_reads 60 zstest writes $Z/nodeid 0 40
@@ -197,7 +197,7 @@ bg hog1 $((STRESS_S + 60)) zstest hog $STRESS_S 150 1
 h1=$BG
 bg hog2 $((STRESS_S + 60)) zstest hog $STRESS_S 150 2
 h2=$BG
-bg stress_reads $((STRESS_S + 60)) zstest readloop $Z/conflicts $STRESS_S
+bg stress_reads $((STRESS_S + 60)) zstest readloop $Z/node0/conflicts_half_ppm $STRESS_S
 h3=$BG
 bg hotplug $((STRESS_S + 90)) sh /guest-lib.sh hotplug $STRESS_S
 h4=$BG

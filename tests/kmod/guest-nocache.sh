@@ -16,8 +16,8 @@ refuse insmod_bad 30 insmod /zonesort.ko cache_size=12345
 step insmod 30 insmod /zonesort.ko
 step nodeid_nocache 60 zstest write $Z/nodeid 0
 M nodeid_nocache=$(out nodeid_nocache) failed=$(stat failed)
-step conflicts 30 cat $Z/conflicts
-cap conflicts conflicts
+step conflicts 30 zstest read $Z/node0/conflicts_half_ppm
+M conflicts=$(out conflicts)
 step set_size 10 zstest write $P/cache_size 67108864
 step nodeid_set 60 zstest write $Z/nodeid 0
 M set_size=$(out set_size) nodeid_set=$(out nodeid_set) sorts=$(stat sorts)

@@ -22,8 +22,9 @@ HALF=$((SIZE / 2))
 step insmod 30 insmod /zonesort.ko
 step n1_sort 60 zstest write $Z/nodeid 1
 M n1_sort=$(out n1_sort)
-step conflicts 60 cat $Z/conflicts
-cap conflicts conflicts
+step conflicts0 60 zstest read $Z/node0/conflicts_half_ppm
+step conflicts1 60 zstest read $Z/node1/conflicts_half_ppm
+M conflicts0=$(out conflicts0) conflicts1=$(out conflicts1)
 
 bg age 600 zstest age 400 2 2 /tmp/aged
 holder=$BG
@@ -38,8 +39,8 @@ stop $holder
 step ways1 10 zstest write $P/ways 1
 step n1_sort_ways 60 zstest write $Z/nodeid 1
 M n1_sort_ways=$(out n1_sort_ways)
-step conflicts_ways 60 cat $Z/conflicts
-cap conflicts_ways conflicts_ways
+step conflicts_ways 60 zstest read $Z/node1/conflicts_half_ppm
+M conflicts_ways=$(out conflicts_ways)
 step rmmod 30 rmmod zonesort
 echo ZSTEST_BEGIN dmesg_all
 dmesg

@@ -37,12 +37,10 @@ put() {
 	r=$(zstest write "$1" "$2") || fail "zstest write $1 '$2' did not run"
 	[ "$r" = ok ] || fail "write '$2' to $1: $r"
 }
-# qget KEY: a value of the quarantine file (the line starting KEY=, or the
-# field KEY= of node 0's line).
+# qget KEY: a value of the quarantine: node 0's file quarantine_KEY, else
+# the line KEY= of quarantine/stats.
 qget() {
-	v=$(grep "^$1=" $Q | cut -d= -f2)
-	[ -n "$v" ] || v=$(grep '^node=0 ' $Q | tr ' ' '\n' | grep "^$1=" | cut -d= -f2)
-	echo "$v"
+	if [ -e $Z/node0/quarantine_$1 ]; then cat $Z/node0/quarantine_$1; else sed -n "s/^$1=//p" $Q/stats; fi
 }
 memfree_kb() { awk '/^MemFree:/ { print $2 }' /proc/meminfo; }
 meminfo_kb() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
@@ -90,7 +88,7 @@ M pcp_high_fraction=$(cat /proc/sys/vm/percpu_pagelist_high_fraction)
 insmod /zonesort.ko > /tmp/insmod 2>&1 || fail "insmod: $(cat /tmp/insmod)"
 [ -r $Q ] || fail "the module has no $Q"
 [ -z "${ZS_REMEDY_PERMILLE:-}" ] || put $P/quarantine_permille "$ZS_REMEDY_PERMILLE"
-M limit_pages=$(qget limit_pages) limit_permille=$(qget limit_permille) enabled=$(qget enabled)
+M limit_pages=$(qget limit_pages) limit_permille=$(cat $P/quarantine_permille) enabled=$(cat $P/quarantine)
 
 # age: zstest age in the background, holding the long-lived pages until
 # killed (holder=pid, kept=pages), its output in a file, never a pipe.
@@ -115,7 +113,7 @@ while [ $i -lt "$ROUNDS" ]; do
 	M r${i}_kept_pages=$kept r${i}_memfree_kb=$(memfree_kb)
 
 	put $P/quarantine N
-	put $Q release
+	put $Q/release 1
 	u4=$(meas 4k) || exit 1
 	ut=$(meas thp) || exit 1
 	utk=$(huge)
@@ -140,7 +138,7 @@ while [ $i -lt "$ROUNDS" ]; do
 	M r${i}_quar_4k=$q4 r${i}_quar_thp=$qt r${i}_quar_thp_huge=$qtk r${i}_quar_est_ppm=$qest \
 		r${i}_quar_thp_taken_pages=$qth
 
-	put $Q release
+	put $Q/release 1
 	put $P/quarantine N
 	echo 1 > /sys/devices/system/node/node0/compact || fail "compaction of node 0"
 	M r${i}_compact_pcp_pages=$(pcp_pages) r${i}_compact_memfree_kb=$(memfree_kb)
@@ -157,7 +155,7 @@ while [ $i -lt "$ROUNDS" ]; do
 	M r${i}_compact_4k=$c4 r${i}_compact_thp=$ct r${i}_compact_thp_huge=$ctk r${i}_compact_est_ppm=$cest
 	M r${i}_compactquar_4k=$cq4 r${i}_compactquar_thp=$cqt r${i}_compactquar_thp_huge=$cqtk \
 		r${i}_compactquar_taken_pages=$cqh r${i}_compactquar_est_ppm=$cqest
-	put $Q release
+	put $Q/release 1
 	kill "$holder" || fail "kill holder $holder"
 	wait "$holder"
 done
@@ -172,18 +170,18 @@ if [ "$CHECKS" = 1 ]; then
 		echo "ZSTEST_VAL quarantine_permille '$v' $(zstest write $P/quarantine_permille "$v")"
 		echo "ZSTEST_VAL quarantine_max_permille '$v' $(zstest write $P/quarantine_max_permille "$v")"
 	done
-	echo "ZSTEST_VAL quarantine 'nonsense' $(zstest write $Q nonsense)"
-	echo "ZSTEST_VAL quarantine 'release 4096' $(zstest write $Q 'release 4096')"
-	echo "ZSTEST_VAL quarantine 'release x' $(zstest write $Q 'release x')"
-	echo "ZSTEST_VAL quarantine 'rebuild 0 60' $(zstest write $Q 'rebuild 0 60')"
+	for v in 0 2 x release; do
+		echo "ZSTEST_VAL quarantine/release '$v' $(zstest write $Q/release "$v")"
+		echo "ZSTEST_VAL node0/quarantine_release '$v' $(zstest write $Z/node0/quarantine_release "$v")"
+	done
 	M permille_after_bad=$(cat $P/quarantine_permille) max_permille_after_bad=$(cat $P/quarantine_max_permille)
 
 	# The sorter library switches the quarantine as the site says
 	# (plugstack.conf quarantine=yes|no, the zonesort command's too).
 	zonesort sort quarantine=no > /tmp/zs 2>&1 || fail "zonesort sort quarantine=no: $(cat /tmp/zs)"
-	M lib_off_enabled=$(qget enabled) lib_off_held=$(qget held_pages) lib_off_taken=$(qget last_taken_pages)
+	M lib_off_enabled=$(cat $P/quarantine) lib_off_held=$(qget held_pages) lib_off_taken=$(qget last_taken_pages)
 	zonesort sort > /tmp/zs 2>&1 || fail "zonesort sort: $(cat /tmp/zs)"
-	M lib_on_enabled=$(qget enabled) lib_on_held=$(qget held_pages)
+	M lib_on_enabled=$(cat $P/quarantine) lib_on_held=$(qget held_pages)
 	zonesort sort quarantine=maybe > /tmp/zs 2>&1
 	M lib_bad_rc=$?
 	echo "ZSTEST_BEGIN lib_bad"
@@ -194,7 +192,7 @@ if [ "$CHECKS" = 1 ]; then
 	# two sorts (the limit grows after a short one); peak_pages counts from
 	# the release.
 	put $P/quarantine_max_permille 10
-	put $Q release
+	put $Q/release 1
 	put $Z/nodeid 0
 	put $Z/nodeid 0
 	M small_limit_pages=$(qget limit_pages) small_max_pages=$(qget max_pages) \
@@ -204,7 +202,7 @@ if [ "$CHECKS" = 1 ]; then
 	# Given back per node.
 	put $Z/nodeid 0
 	h=$(qget held_pages)
-	put $Q "release 0"
+	put $Z/node0/quarantine_release 1
 	M node_release_before=$h node_release_after=$(qget held_pages)
 
 	# The limit adapts: pinned to quarantine_permille=10 by a maximum as
@@ -216,7 +214,7 @@ if [ "$CHECKS" = 1 ]; then
 	put $Z/nodeid 0
 	M adapt_start_limit=$(qget limit_pages)
 	put $P/quarantine_max_permille 40
-	put $Q release
+	put $Q/release 1
 	n=0
 	lims=
 	while [ $n -lt 4 ]; do
@@ -253,7 +251,7 @@ if [ "$CHECKS" = 1 ]; then
 	# system's and node 0's, and so in MemAvailable.
 	h=$(qget held_pages)
 	f0=$(memfree_kb) k0=$(meminfo_kb KReclaimable) n0=$(node_kreclaimable_kb)
-	put $Q release
+	put $Q/release 1
 	f1=$(memfree_kb) k1=$(meminfo_kb KReclaimable) n1=$(node_kreclaimable_kb)
 	M demand_held_before=$h demand_held_after=$(qget held_pages) demand_memfree_gain_kb=$((f1 - f0)) \
 		demand_kreclaimable_drop_kb=$((k0 - k1)) demand_node_kreclaimable_drop_kb=$((n0 - n1))

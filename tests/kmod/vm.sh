@@ -165,11 +165,38 @@ km_copy_bin() {
 	done
 }
 
+# km_kernel_mods ROOT KVER DIR MODULE...: the kernel's own modules (from
+# ROOT, "" for the host) with what they depend on, uncompressed for
+# busybox insmod, as DIR/modules/N.ko and DIR/modules/order listing them
+# in load order (guest-lib.sh's kernel_mods loads them). Modules built
+# into KVER are left out.
+km_kernel_mods() {
+	local root=$1 kver=$2 dir=$3 path n=0
+	shift 3
+	mkdir -p "$dir/modules"
+	: > "$dir/modules/order"
+	for path in "$@"; do
+		modprobe -d "${root:-/}" -S "$kver" --show-depends "$path" || return 1
+	done > "$dir/modules/deps"
+	for path in $(awk '$1 == "insmod" && !seen[$2]++ { print $2 }' "$dir/modules/deps"); do
+		n=$((n + 1))
+		case $path in
+		*.xz) xz -dc "$path" ;;
+		*.zst) zstd -qdc "$path" ;;
+		*) cat "$path" ;;
+		esac > "$dir/modules/$n.ko" || return 1
+		echo "$n.ko" >> "$dir/modules/order"
+	done
+	rm "$dir/modules/deps"
+}
+
 # km_initramfs OUT KVER KO GUEST_SCRIPT [EXTRA_KO]: the initramfs. The
 # module goes to /lib/modules/KVER/extra (modprobe finds it; also
 # /zonesort.ko for insmod; EXTRA_KO, a test build, to /zonesort-hooks.ko),
 # guest-lib.sh to /guest-lib.sh, the guest script to /test.sh, which /init
-# runs and whose exit status it prints in the final marker.
+# runs and whose exit status it prints in the final marker. Also:
+# KM_GUEST_BINS, more guest programs as NAME[:GCC_FLAGS] (km_guestbin), to
+# /bin; KM_KERNEL_MODS, kernel modules for km_kernel_mods (KM_ROOT's).
 km_initramfs() {
 	local out=$1 kver=$2 ko=$3 script=$4 extra=${5:-} root zstest zsbound
 	root=$(mktemp -d "$KM_WORK/root.XXXXXX") || return 1
@@ -184,6 +211,12 @@ km_initramfs() {
 	printf 'extra/zonesort.ko:\n' > "$root/lib/modules/$kver/modules.dep"
 	cp "$zstest" "$root/bin/zstest"
 	cp "$zsbound" "$root/bin/zsbound"
+	local spec bin
+	for spec in ${KM_GUEST_BINS:-}; do
+		bin=$(km_guestbin "${spec%%:*}" "$(printf '%s' "$spec" | sed -n 's/^[^:]*://p')") || return 1
+		cp "$bin" "$root/bin/" || return 1
+	done
+	[ -z "${KM_KERNEL_MODS:-}" ] || km_kernel_mods "${KM_ROOT:-}" "$kver" "$root" $KM_KERNEL_MODS || return 1
 	km_copy_bin "$root" "$ZS_ZONESORT" /usr/sbin/zonesort || return 1
 	cp "$ZS_SRCDIR/tests/kmod/guest-lib.sh" "$root/guest-lib.sh"
 	cp "$script" "$root/test.sh"
@@ -240,7 +273,9 @@ km_numa() {
 # size), or km_numa's node specs separated by spaces ("1G:256M" is 1 GiB
 # with a 256 MiB direct-mapped cache). Returns 0 when the guest reached
 # its end marker. KM_QEMU_ARGS (an array) adds QEMU arguments, such as
-# devices; the guest is run under ZS_QEMU_LOCK when that is set.
+# devices; KM_MEM_OPTS is appended to -m (",slots=2,maxmem=8G" for
+# hotpluggable memory); the guest is run under ZS_QEMU_LOCK when that is
+# set.
 km_boot() {
 	local root=$1 kver=$2 initrd=$3 log=$4 nodes=$5 mem=0 spec
 	KM_SMP=${6:-2}
@@ -273,7 +308,7 @@ km_boot() {
 	# more; its log is kept as LOG.early, and the test says so.
 	for try in 1 2; do
 		"${lock[@]}" timeout --kill-after=10 "$limit" qemu-system-x86_64 -accel tcg -cpu max \
-			-smp "$KM_SMP" -m "${mem}M" "${KM_NUMA_ARGS[@]}" ${KM_QEMU_ARGS[@]+"${KM_QEMU_ARGS[@]}"} \
+			-smp "$KM_SMP" -m "${mem}M${KM_MEM_OPTS:-}" "${KM_NUMA_ARGS[@]}" ${KM_QEMU_ARGS[@]+"${KM_QEMU_ARGS[@]}"} \
 			-nographic -no-reboot \
 			-kernel "$root/boot/vmlinuz-$kver" -initrd "$initrd" \
 			-append "console=ttyS0 panic=-1 quiet loglevel=4 ${KM_APPEND:-}" < /dev/null > "$log" 2>&1
@@ -357,4 +392,38 @@ km_sorted_ok() {
 # corruption, a lockup or a stall.
 km_dmesg_bad() {
 	km_lines "$1" dmesg_all | grep -E 'WARNING:|BUG:|Oops|general protection|corruption|Bad page|soft lockup|hung_task|hung task|rcu.*stall|Call Trace'
+}
+
+# km_qmp SOCKET COMMAND...: sends QMP commands (JSON, one per argument)
+# to QEMU's monitor on a unix socket after the capabilities handshake;
+# prints each command's reply on a line (events skipped).
+km_qmp() {
+	perl -MIO::Socket::UNIX -e '
+		my $s = IO::Socket::UNIX->new(Peer => shift @ARGV) or die "QMP socket: $!\n";
+		sub reply { while (my $l = <$s>) { return $l unless $l =~ /"event"/ } die "QMP: no reply\n" }
+		reply();
+		print $s qq({"execute":"qmp_capabilities"}\n);
+		reply();
+		for my $c (@ARGV) { print $s "$c\n"; print reply() }' "$@"
+}
+
+# km_unplug_when LOG SOCKET DEVICE OUT: in the background while a guest
+# runs: when the guest prints "ZSTEST_HOST unplug", sets the virtio-mem
+# DEVICE's requested size to 0 over QMP and polls its plugged size every
+# 0.2 s for 60 s at most; writes "host_unplug_s=S host_size=BYTES" to OUT.
+km_unplug_when() {
+	local log=$1 sock=$2 dev=$3 out=$4 t0 size=
+	until { tr -d '\r' < "$log"; } 2> /dev/null | grep -q '^ZSTEST_HOST unplug'; do
+		{ tr -d '\r' < "$log"; } 2> /dev/null | grep -q '^ZSTEST_END' && return
+		sleep 0.5
+	done
+	t0=$(date +%s.%N)
+	km_qmp "$sock" "{\"execute\":\"qom-set\",\"arguments\":{\"path\":\"$dev\",\"property\":\"requested-size\",\"value\":0}}" > "$out.qmp" 2>&1
+	while awk -v t0="$t0" -v now="$(date +%s.%N)" 'BEGIN { exit !(now - t0 < 60) }'; do
+		size=$(km_qmp "$sock" "{\"execute\":\"qom-get\",\"arguments\":{\"path\":\"$dev\",\"property\":\"size\"}}" 2>> "$out.qmp" |
+			sed -n 's/.*"return": *\([0-9]*\).*/\1/p')
+		[ "$size" = 0 ] && break
+		sleep 0.2
+	done
+	echo "host_unplug_s=$(awk -v t0="$t0" -v now="$(date +%s.%N)" 'BEGIN { printf "%.2f", now - t0 }') host_size=${size:-unknown}" > "$out"
 }

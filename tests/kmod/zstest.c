@@ -24,8 +24,8 @@
  *       /proc/pagetypeinfo and /proc/kpageflags into memory touched
  *       beforehand (so that copying them takes no page from the lists),
  *       and write them to DIR afterwards, with the pfns the allocation got.
- *       --conflicts: then read the module's conflicts file too and print
- *       its estimate for node 0 (est_half_ppm).
+ *       --conflicts: then read FILE too (the module's node0/
+ *       conflicts_half_ppm) and print its estimate (est_half_ppm).
  *       --cpu: run on that CPU (its per-CPU lists serve the allocation).
  *   zstest pressed MARGIN_PAGES SORTFILE PARAMFILE VALUE
  *       Faults in memory until an allocation of the kernel on node 0 has
@@ -44,6 +44,9 @@
  *       name; exits 0 either way unless PATH cannot be opened.
  *   zstest writes PATH TEXT COUNT
  *       COUNT such writes; prints "ok=N EBUSY=N other=N".
+ *   zstest read PATH
+ *       Reads PATH with one read(2) and prints its text or the errno name
+ *       ("ENODEV"); exits 0 either way unless PATH cannot be opened.
  *   zstest readloop PATH SECONDS
  *       Reads PATH over and over for SECONDS; prints "reads=N errors=N".
  */
@@ -289,11 +292,9 @@ static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const struct
 			die(o->conflicts);
 		n = slurp(est_fd, o->conflicts, est, EST_CAP - 1);
 		est[n] = 0;
-		half = strstr(est, "node=0 ");
-		half = half ? strstr(half, "half_ppm=") : NULL;
-		if (!half)
-			die("no node=0 half_ppm in the conflicts file");
-		est_ppm = strtol(half + 9, NULL, 10);
+		est_ppm = strtol(est, &half, 10);
+		if (half == est || (*half && *half != '\n'))
+			die("the conflicts file holds no number");
 	}
 	cpu = sched_getcpu();
 	touch(p, npages * page_size);
@@ -551,6 +552,25 @@ static int cmd_write(const char *path, const char *text)
 	return 0;
 }
 
+static int cmd_read(const char *path)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0) {
+		printf("open failed: %s\n", errname(errno));
+		return 1;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		printf("%s\n", errname(errno));
+	else
+		printf("%.*s", (int)n, buf);
+	close(fd);
+	return 0;
+}
+
 static int cmd_writes(const char *path, const char *text, unsigned long count)
 {
 	unsigned long ok = 0, busy = 0, other = 0;
@@ -609,7 +629,7 @@ static int usage(void)
 		"usage: zstest age MIB ROUNDS KEEP_PERMILLE READYFILE\n"
 		"       zstest measure BYTES SLOTS WAYS [--sort FILE] [--dump DIR] [--conflicts FILE] [--thp] [--cpu N]\n"
 		"       zstest pressed MARGIN_PAGES SORTFILE PARAMFILE VALUE | burst BYTES | hog SECONDS MIB SEED\n"
-		"       zstest write PATH TEXT | writes PATH TEXT COUNT | readloop PATH SECONDS\n");
+		"       zstest write PATH TEXT | read PATH | writes PATH TEXT COUNT | readloop PATH SECONDS\n");
 	return 2;
 }
 
@@ -646,6 +666,8 @@ int main(int argc, char **argv)
 		return cmd_hog((double)num(argv[2]), num(argv[3]), num(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "write"))
 		return cmd_write(argv[2], argv[3]);
+	if (argc == 3 && !strcmp(argv[1], "read"))
+		return cmd_read(argv[2]);
 	if (argc == 5 && !strcmp(argv[1], "writes"))
 		return cmd_writes(argv[2], argv[3], num(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "readloop"))

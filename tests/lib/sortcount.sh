@@ -5,7 +5,9 @@
 # count and its own plugin state (statedir= under /run too). There is no
 # memory-side cache on this machine, so this is the only way to see what
 # the plugin asks for; the real compaction backend and the real module are
-# tested elsewhere.
+# tested elsewhere. A node without a cache has nothing to sort, so the
+# policy configures one ($SC_CACHE: cache_size=64MiB ways=1), as a site
+# does for a cache hwloc cannot see: a stand-in too, the node has none.
 #
 #   sortcount_cluster PREFIX [PLUGSTACK-ARGS...]
 #                            a work directory $work (mode 755), a cluster
@@ -32,6 +34,9 @@
 # $SC_RUN is the per-node directory under /run (unique to the test run),
 # $SC_STATE the plugin's statedir there, $SC_SYSFS its kernel interface.
 
+# The configured stand-in cache (see above).
+SC_CACHE="cache_size=64MiB ways=1"
+
 sortcount_cluster() {
 	local prefix=$1 node; shift
 	work=$(mktemp -d "/tmp/$prefix.XXXXXX")
@@ -39,7 +44,7 @@ sortcount_cluster() {
 	SC_RUN=/run/${work##*/}
 	SC_STATE=$SC_RUN/state
 	SC_SYSFS=$SC_RUN/sysfs
-	SC_POLICY="sorter=kernel sysfs=$SC_SYSFS statedir=$SC_STATE nodes=0 helper=$ZS_ZONESORT"
+	SC_POLICY="sorter=kernel sysfs=$SC_SYSFS statedir=$SC_STATE nodes=0 helper=$ZS_ZONESORT $SC_CACHE"
 	SC_PIDS=
 	trap 'cluster_stop; sortcount_stop; rm -rf "$work"' EXIT
 	SC_NODES=()
@@ -56,7 +61,7 @@ sortcount_start() {
 	SC_RUN=$1
 	SC_STATE=$SC_RUN/state
 	SC_SYSFS=$SC_RUN/sysfs
-	SC_POLICY="sorter=kernel sysfs=$SC_SYSFS statedir=$SC_STATE nodes=0 helper=$ZS_ZONESORT"
+	SC_POLICY="sorter=kernel sysfs=$SC_SYSFS statedir=$SC_STATE nodes=0 helper=$ZS_ZONESORT $SC_CACHE"
 	SC_PIDS=
 	SC_NODES=(shared)
 	_sortcount_start_node shared

@@ -89,7 +89,8 @@ is "$(jq -c '[.job, .guard_drained, .guard_limit]' <<< "$line")" "[\"$job\",1,1]
 like "$(jq -r .reason <<< "$line")" "held, not drained: 1 of 4 nodes \(cluster\) already drained or rebooting for check_hw_stream_triad, limit -G 1" \
 	"the history says why"
 cluster_wait_job_gone "$job"
-is "$(cluster_node_state zsnode2)" idle "zsnode2 stays in service (idle, not drained, no 'Epilog error')"
+# A "*" (slurmctld missed a ping of the loaded host) is no drain.
+like "$(cluster_node_state zsnode2)" '^idle\*?$' "zsnode2 stays in service (idle, not drained, no 'Epilog error')"
 like "$(cat "$T/runner.log")" "HELD, not drained: zsnode2" "the runner says so loudly"
 is "$(cluster_node_state zsnode1)" drained "zsnode1 stays drained"
 

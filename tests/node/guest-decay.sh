@@ -54,7 +54,7 @@ for c in $(seq 0 "$ZS_CYCLES"); do
 	# loaded by the first job that sorts): the bound first, so the limit
 	# where a node starts never sits above it.
 	for p in max_permille:"${ZS_QUARANTINE_MAX_PERMILLE:-}" permille:"${ZS_QUARANTINE_PERMILLE:-}"; do
-		f=/sys/module/zonesort/parameters/quarantine_${p%%:*}
+		f=/sys/kernel/zone_sort_free_pages/quarantine/${p%%:*}
 		[ -n "${p#*:}" ] && [ -e "$f" ] || continue
 		echo "${p#*:}" > "$f" || M "quarantine_${p%%:*}_$c=refused"
 	done

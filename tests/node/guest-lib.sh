@@ -57,8 +57,8 @@ chmod 755 "$GN_WORK"
 GN_STATEDIR=$(tr ' ' '\n' <<< "${ZS_PLUGSTACK:-}" | sed -n 's/^statedir=//p' | tail -1)
 : "${GN_STATEDIR:=/run/zonesort}"
 
-# What a site with a small memory-side cache sets (README, "The kernel
-# module"): per-CPU page lists are handed out before any sorted free list.
+# What a site with a small memory-side cache sets (docs/kernel-module.md,
+# "Sorting"): per-CPU page lists are handed out before any sorted free list.
 if [ -n "${ZS_PCP_FRACTION:-}" ]; then
 	echo "$ZS_PCP_FRACTION" > /proc/sys/vm/percpu_pagelist_high_fraction
 fi
@@ -202,17 +202,17 @@ _gn_module_estimate() {
 # load or the last release) and what its last sort took, gave back and
 # could not take (figures, never an oracle).
 _gn_quarantine() {
-	local q=/sys/kernel/zone_sort_free_pages/quarantine
-	[ -r $q ] || { echo "quar=none"; return; }
+	local z=/sys/kernel/zone_sort_free_pages q=/sys/kernel/zone_sort_free_pages/quarantine
+	[ -r $q/stats ] || { echo "quar=none"; return; }
+	printf 'quar_enabled=%s quar_held=%s quar_limit=%s quar_max=%s quar_peak=%s ' "$(cat $q/enabled)" \
+		"$(cat $z/node0/quarantine_held_pages)" "$(cat $z/node0/quarantine_limit_pages)" \
+		"$(cat $z/node0/quarantine_max_pages)" "$(cat $z/node0/quarantine_peak_pages)"
 	awk -F= '
-		/^node=0 / { n = split($0, w, " ");
-			for (i = 1; i <= n; i++) { split(w[i], kv, "="); v[kv[1]] = kv[2] } next }
-		{ v[$1] = $2 }
-		END { printf "quar_enabled=%s quar_held=%s quar_limit=%s quar_max=%s quar_peak=%s quar_last_taken=%s quar_last_failed=%s quar_not_taken_gone=%s quar_not_taken_no_room=%s quar_short=%s quar_given_back=%s quar_settle_taken=%s quar_by_pressure=%s",
-			v["enabled"], v["held_pages"], v["limit_pages"], v["max_pages"], v["peak_pages"],
-			v["last_taken_pages"], v["last_take_failed"], v["not_taken_gone"], v["not_taken_no_room"],
-			v["last_short_pages"], v["last_given_back_pages"], v["last_settle_taken_pages"],
-			v["released_by_pressure_pages"] }' $q
+		$1 == "last_taken_pages" { t = $2 } $1 == "last_take_failed" { f = $2 }
+		$1 == "not_taken_no_room" { nr = $2 } $1 == "last_short_pages" { sh = $2 }
+		$1 == "last_given_back_pages" { g = $2 } $1 == "last_settle_taken_pages" { st = $2 }
+		$1 == "last_allcpu_ops" { ac = $2 }
+		END { printf "quar_last_taken=%s quar_last_failed=%s quar_not_taken_no_room=%s quar_short=%s quar_given_back=%s quar_settle_taken=%s quar_allcpu=%s", t, f, nr, sh, g, st, ac }' $q/stats
 }
 
 # _gn_vm: the node's page frees, reclaimed pages, pages isolated for
@@ -223,7 +223,7 @@ _gn_vm() {
 		/^released_pages_total=/ { sub(/.*=/, ""); r = $0 }
 		$1 == "MemFree:" { m = $2 / 4 }
 		END { printf "%d %d %d %d %d\n", f, s, c, r, m }' /proc/vmstat /proc/meminfo \
-		$(ls /sys/kernel/zone_sort_free_pages/quarantine 2> /dev/null)
+		$(ls /sys/kernel/zone_sort_free_pages/quarantine/stats 2> /dev/null)
 }
 
 # _gn_compact_scanned: pages compaction scanned for migration so far,
@@ -333,7 +333,7 @@ _gn_diag_before() {
 	t0=$(_gn_uptime_ns)
 	cp /sys/kernel/debug/zonesort/freelists "$d/freelists" || M "diag_$1=dump-failed"
 	GN_DIAG_MS=$((($(_gn_uptime_ns) - t0) / 1000000))
-	cp /sys/kernel/zone_sort_free_pages/quarantine "$d/quarantine"
+	cp /sys/kernel/zone_sort_free_pages/quarantine/stats "$d/quarantine"
 	: > "$d/pagetypeinfo"
 	: > "$d/kpageflags"
 }
@@ -344,7 +344,7 @@ _gn_diag_after() {
 	cpu=$(_gn_field "$2" cpu0)
 	mv "$GN_LONG/pfns.$1" "$d/pfns" || { M "diag_$1=no-pfns"; return 0; }
 	M "diag_$1=ok cpu=$cpu dump_ms=$GN_DIAG_MS $("$ZS_ZSBOUND" "$d" $((ZS_CACHE_BYTES / 4096)) 1 $((ZS_HALF / 4096)) "${cpu:-0}" base 2>&1 | tr '\n' ' ')"
-	M "diag_$1_quarantine $(grep -E '^last_|^node=' "$d/quarantine" | tr '\n' ' ')"
+	M "diag_$1_quarantine $(grep -E '^last_' "$d/quarantine" | tr '\n' ' ')"
 	rm -rf "$d"
 }
 
@@ -378,7 +378,7 @@ gn_long_stop() {
 # (pages; by_pressure: what the shrinker gave back during the allocation).
 gn_reclaim_cost() {
 	local k q=/sys/kernel/zone_sort_free_pages/quarantine bytes
-	[ -r $q ] || { M "reclaim=no-module"; return 1; }
+	[ -r $q/stats ] || { M "reclaim=no-module"; return 1; }
 	for k in $(seq 1 "$1"); do
 		if [ "$k" -gt 1 ]; then
 			echo 0 > /sys/kernel/zone_sort_free_pages/nodeid || { M "reclaim_${k}_sort=failed"; return 1; }
@@ -387,7 +387,7 @@ gn_reclaim_cost() {
 		echo 1 > /proc/sys/vm/drop_caches
 		bytes=$(( ($(_gn_memfree_pages) + $(_gn_held_pages) / 2 - $(_gn_high_pages) - 512) * 4096 ))
 		_gn_reclaim_one "$k" held "$bytes" || return 1
-		echo release > $q || { M "reclaim_${k}_release=failed"; return 1; }
+		echo 1 > $q/release || { M "reclaim_${k}_release=failed"; return 1; }
 		sync
 		echo 1 > /proc/sys/vm/drop_caches
 		_gn_reclaim_one "$k" free "$bytes" || return 1
@@ -395,12 +395,12 @@ gn_reclaim_cost() {
 }
 _gn_high_pages() { awk '$1 == "high" { s += $2 } END { print s + 0 }' /proc/zoneinfo; }
 _gn_memfree_pages() { awk '$1 == "MemFree:" { print int($2 / 4) }' /proc/meminfo; }
-_gn_held_pages() { sed -n 's/^node=0 held_pages=\([0-9]*\) .*/\1/p' /sys/kernel/zone_sort_free_pages/quarantine; }
+_gn_held_pages() { cat /sys/kernel/zone_sort_free_pages/node0/quarantine_held_pages; }
 # _gn_reclaim_counters: "pgsteal allocstall by_pressure" so far.
 _gn_reclaim_counters() {
 	awk '$1 ~ /^pgsteal_/ { s += $2 } $1 ~ /^allocstall/ { a += $2 }
 		/^released_by_pressure_pages=/ { sub(/.*=/, ""); p = $0 }
-		END { printf "%d %d %d\n", s, a, p }' /proc/vmstat /sys/kernel/zone_sort_free_pages/quarantine
+		END { printf "%d %d %d\n", s, a, p }' /proc/vmstat /sys/kernel/zone_sort_free_pages/quarantine/stats
 }
 _gn_reclaim_one() {
 	local k=$1 state=$2 bytes=$3 h0 h1 f0 out ms

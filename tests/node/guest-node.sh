@@ -38,9 +38,10 @@ M param_cache_size=$(cat /sys/module/zonesort/parameters/cache_size 2>/dev/null)
 # The module's own figures for node 0, read right before status (no job
 # runs, nothing sorts in between): held/limit/max/peak pages, and what
 # its quarantine took over the run.
-M module_quarantine=$(sed -n 's/^node=0 held_pages=\([0-9]*\) .*limit_pages=\([0-9]*\) max_pages=\([0-9]*\) peak_pages=\([0-9]*\)$/\1\/\2\/\3\/\4/p' \
-	/sys/kernel/zone_sort_free_pages/quarantine 2>/dev/null) \
-	module_taken_total=$(sed -n 's/^taken_pages_total=//p' /sys/kernel/zone_sort_free_pages/quarantine 2>/dev/null)
+Z=/sys/kernel/zone_sort_free_pages/node0
+M module_quarantine=$(cat $Z/quarantine_held_pages $Z/quarantine_limit_pages $Z/quarantine_max_pages \
+	$Z/quarantine_peak_pages 2>/dev/null | paste -sd/) \
+	module_taken_total=$(sed -n 's/^taken_pages_total=//p' /sys/kernel/zone_sort_free_pages/quarantine/stats 2>/dev/null)
 M kreclaimable_kib=$(awk '$1 == "KReclaimable:" { print $2 }' /proc/meminfo)
 gn_cap status_after zonesort status
 gn_step cluster_stop 120 cluster_stop

@@ -119,14 +119,14 @@ nd_main_test() {
 	q=$(km_get "$log" module_quarantine)
 	IFS=/ read -r held limit max peak <<< "$q"
 	like "$q" "^[0-9]+/(8192|16384|32768)/32768/[0-9]+\$" \
-		"the module's quarantine file: a limit of 8192 pages doubled 0-2 times, the bound 32768 (500 per mille of 256 MiB): $q"
+		"the module's quarantine: a limit of 8192 pages doubled 0-2 times, the bound 32768 (500 per mille of 256 MiB): $q"
 	num_ok "the quarantine took blocks during the run ($(km_get "$log" module_taken_total) pages)" \
 		"$(km_get "$log" module_taken_total) + 0 > 0"
 	num_ok "it never held more than its bound (held $held, peak $peak, bound $max)" \
 		"$held + 0 <= $max && $peak + 0 <= $max"
 	num_ok "held pages count as reclaimable kernel memory (KReclaimable $(km_get "$log" kreclaimable_kib) KiB, held $((held * 4)) KiB)" \
 		"$(km_get "$log" kreclaimable_kib) + 0 >= $held * 4"
-	like "$v" "quarantine: $held of $limit pages held" "zonesort status shows the module's quarantine"
+	like "$v" "quarantine: $held of $limit pages held .* at most $max " "zonesort status shows the module's quarantine"
 
 	# Each job measured three ways.
 	nd_job_checks "$log" off; off=$ND_JOB_FRACTION

@@ -16,7 +16,7 @@
 #                         boots the guest, runs SCRIPT (a bash file on the
 #                         host's file system) there with the variables in
 #                         its environment; 0 when the guest reached its end
-#                         marker. Holds flock $ZS_QEMU_LOCK while QEMU runs
+#                         marker. ND_APPEND adds kernel parameters. Holds flock $ZS_QEMU_LOCK while QEMU runs
 #                         when that variable names a lock file. With
 #                         ND_MONITOR=PATH, QEMU's monitor listens there
 #                         (nd_monitor PATH stop|cont pauses and resumes).
@@ -130,6 +130,20 @@ nd_prepare() {
 	nd_initramfs "$kver" "$ND_INITRD" "$ND_ROOT" || { echo "# initramfs for $kver failed" >&2; return 1; }
 }
 
+# nd_setup SERIES: the host's newest kernel of SERIES ("6.1") staged for
+# boots (nd_prepare); sets ND_KVER. Otherwise fails the test file, naming
+# what is missing.
+nd_setup() {
+	ND_KVER=$(km_kver "$1")
+	if [ -z "$ND_KVER" ]; then
+		_tap_result 1 "a Debian $1 kernel with headers is installed (scripts/debian-packages.kmod)"
+		done_testing
+		exit 1
+	fi
+	ok "module, installed project and initramfs staged for $ND_KVER" nd_prepare "$ND_KVER" ||
+		{ done_testing; exit 1; }
+}
+
 # nd_boot KVER LOG CACHE MEM SMP TIMEOUT SCRIPT [VAR=VALUE...]: the
 # variables go to a file next to LOG that the guest sources (the kernel
 # command line cannot carry spaces safely). The guest's root is ND_ROOT
@@ -150,7 +164,7 @@ nd_boot() {
 	local -a KM_QEMU_ARGS=(-nic none -virtfs "local,path=${ND_ROOT:-/},mount_tag=hostroot,$share")
 	[ -n "${ND_ROOT:-}" ] && KM_QEMU_ARGS+=(-virtfs "local,path=/,mount_tag=hostfs,$share")
 	[ -n "${ND_MONITOR:-}" ] && KM_QEMU_ARGS+=(-monitor "unix:$ND_MONITOR,server=on,wait=off")
-	local KM_APPEND="ZS_GUEST=$script ZS_GUEST_CONF=$conf ZS_STAGE=$ND_WORK/stage ZS_MODS=$ND_WORK/mods-$kver ZS_SRCDIR=$ZS_SRCDIR ZS_BUILDDIR=$ZS_BUILDDIR${ND_ROOT:+ ZS_HOSTFS=1}"
+	local KM_APPEND="${ND_APPEND:+$ND_APPEND }ZS_GUEST=$script ZS_GUEST_CONF=$conf ZS_STAGE=$ND_WORK/stage ZS_MODS=$ND_WORK/mods-$kver ZS_SRCDIR=$ZS_SRCDIR ZS_BUILDDIR=$ZS_BUILDDIR${ND_ROOT:+ ZS_HOSTFS=1}"
 	local nodes="$mem:$cache"
 	[ "$cache" = none ] && nodes="none:$mem"
 	[ -n "${ZS_QEMU_LOCK:-}" ] && mkdir -p "$(dirname "$ZS_QEMU_LOCK")"

@@ -102,7 +102,7 @@ cluster_wait_job_gone "$job3" 30
 ok "the alert resolves" wait_for 20 _prom_alert_is ZonesortBandwidthBelowBaseline "$ZS_NODE" ""
 
 # --- the sorter disappears: sorter_up 0, the alert pending (for: 15m) ----
-cluster_plugstack "sorter=kernel sysfs=$work/gone statedir=$work/state nodes=0 min_period=1 prometheus_dir=$textfile"
+cluster_plugstack "sorter=kernel sysfs=$work/gone statedir=$work/state nodes=0 min_period=1 prometheus_dir=$textfile $SC_CACHE"
 job4=$(run_job --zonesort=on)
 cluster_wait_job_gone "$job4" 30
 ok "without the kernel interface the sorter is down, backend none" prom_wait "zonesort_sorter_up{$N,backend=\"none\"}" "v == 0"

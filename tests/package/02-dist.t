@@ -31,7 +31,8 @@ for f in control rules changelog copyright source/format zonesort.install \
 	zonesort-nhc.install zonesort-dkms.install zonesort-dkms.dkms; do
 	has "debian/${f//./\\.}" "debian/$f"
 done
-for f in Kbuild Makefile dkms.conf zonesort_main.c zonesort_policy.c zonesort_policy.h; do
+for f in Kbuild Makefile dkms.conf dkms.conf.in conftest-control.c conftest-prelude.h \
+	zonesort_main.c zonesort_policy.c zonesort_policy.h; do
 	has "kmod/${f//./\\.}" "kmod/$f (DKMS source)"
 done
 for d in lib unit cluster nhc stream kmod diag package observe node fuzz; do
@@ -63,4 +64,5 @@ is "${deb_version%-*}" "$VERSION" "debian/changelog's upstream version is config
 dkms_version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$src/kmod/dkms.conf")
 is "$dkms_version" "$VERSION" "kmod/dkms.conf PACKAGE_VERSION is configure's version"
 is "$(sed -n 's/^PACKAGE_NAME="\(.*\)"$/\1/p' "$src/kmod/dkms.conf")" zonesort "kmod/dkms.conf PACKAGE_NAME is zonesort"
+is "$(sed -n 's/^NO_WEAK_MODULES="\(.*\)"$/\1/p' "$src/kmod/dkms.conf")" yes "kmod/dkms.conf keeps weak-modules away"
 done_testing

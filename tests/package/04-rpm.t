@@ -1,9 +1,13 @@
 #!/bin/bash
-# The RPM spec, with Debian's rpm and rpmlint: "rpmbuild -ts" makes the
-# source RPM from the make dist tarball (as a RHEL site would with -ta), and
-# "rpmbuild -tb --nodeps" runs the spec's %build, %install, %check and %files
-# against this machine's Debian libraries and headers, which shows that the
-# file lists are complete and the subpackages hold what they should.
+# The RPM spec, with Debian's rpm and rpmlint, built as an unprivileged
+# user (as mock, koji and copr do, and as the README tells a site):
+# "rpmbuild -ta --nodeps" makes the source RPM from the make dist tarball
+# and runs the spec's %build, %install, %check and %files against this
+# machine's Debian libraries and headers, which shows that the file lists
+# are complete, the subpackages hold what they should and %check passes
+# without root. The dependencies are checked as EL sites name them:
+# SchedMD's and EPEL's slurm or OpenHPC's slurm-ohpc, hwloc 2.1, LBNL NHC
+# (lbnl-nhc, nhc-ohpc); a Slurm under its own prefix (slurm_prefix).
 #
 # What this cannot check without a RHEL machine: the real binary build
 # (slurm-devel, hwloc-devel and numactl-devel are RPMs, absent here, hence
@@ -13,7 +17,7 @@
 set -u
 source "$(dirname "$0")/../lib/tap.sh"
 source "$(dirname "$0")/../lib/env.sh"
-need rpmbuild rpm rpmlint make tar
+need rpmbuild rpm rpmspec rpmlint make tar useradd runuser
 need_file "$ZS_SRCDIR/configure" "configure script (scripts/build runs autoreconf)"
 # The DKMS package ships kmod/Makefile; .gitignore's "Makefile" pattern
 # keeps it out of git unless it is excepted (!kmod/Makefile).
@@ -21,23 +25,32 @@ need_file "$ZS_SRCDIR/kmod/Makefile" "kmod/Makefile, the DKMS package's module M
 
 source "$(dirname "$0")/dist.sh"
 work=$(mktemp -d /tmp/zs-pkg04.XXXXXX)
+chmod 755 "$work"
 trap '[ "$tap_failed" -gt 0 ] && echo "# logs kept in $work" || rm -rf "$work"' EXIT
 
+pkg_user_ready
 make_dist "$work"
 tarball=$TARBALL
-rpmbuild=(rpmbuild --define "_topdir $work/rpm")
+mkdir "$work/rpm"
+chown "$PKG_USER" "$work/rpm"
+rpmbuild=(as_pkg_user "$work/rpm" rpmbuild --define "_topdir $work/rpm")
 
 # --- source RPM ------------------------------------------------------------
 "${rpmbuild[@]}" -ts "$tarball" > "$work/srpm.log" 2>&1
-is "$?" 0 "rpmbuild -ts builds the source RPM from the dist tarball" || diag "$(tail -15 "$work/srpm.log")"
+is "$?" 0 "rpmbuild -ts as $PKG_USER builds the source RPM from the dist tarball" || diag "$(tail -15 "$work/srpm.log")"
 srpm=$(ls "$work"/rpm/SRPMS/zonesort-"$VERSION"-1*.src.rpm 2>/dev/null | head -1)
 ok "the source RPM is zonesort-$VERSION-1.src.rpm" test -n "$srpm"
 is "$(grep -i 'warning' "$work/srpm.log")" "" "rpmbuild -ts gives no warning"
 is "$(rpm -qpl "$srpm" 2>/dev/null | sort | tr '\n' ' ')" "zonesort-$VERSION.tar.gz zonesort.spec " \
 	"the source RPM holds the tarball and the spec"
-breq=$(rpm -qpR "$srpm" 2>/dev/null | grep -v '^rpmlib(' | sort | tr '\n' ' ')
-for dep in slurm-devel hwloc-devel numactl-devel gcc make pkgconfig; do
-	like "$breq" "(^| )$dep " "BuildRequires: $dep"
+# has_dep WHAT LIST DEP: DEP is one of the lines of LIST (exactly).
+has_dep() {
+	grep -qxF -- "$3" <<< "$2"
+	_tap_result $? "$1: $3" || diag "$1 are:" "$2"
+}
+breq=$(rpm -qpR "$srpm" 2>/dev/null | grep -v '^rpmlib(')
+for dep in '(slurm-devel or slurm-devel-ohpc)' 'hwloc-devel >= 2.1' numactl-devel gcc make pkgconfig; do
+	has_dep BuildRequires "$breq" "$dep"
 done
 
 # --- binary RPMs, --nodeps, with this machine's Slurm headers ------------------
@@ -46,16 +59,35 @@ slurm_major=$(printf '%d.%02d' $((0x$slurm_hex >> 16)) $(((0x$slurm_hex >> 8) & 
 # Without --define, the Slurm release comes from the headers the build
 # compiles against: the requirement follows the Slurm it was built for.
 tar xzf "$tarball" -C "$work" "zonesort-$VERSION/zonesort.spec"
-spec_reqs=$(rpmspec -q --requires "$work/zonesort-$VERSION/zonesort.spec" 2>/dev/null | tr '\n' ' ')
-like "$spec_reqs" "slurm >= ${slurm_major//./\\.} slurm < ${slurm_major//./\\.}\\.999 " \
-	"without --define the spec requires the Slurm of /usr/include/slurm ($slurm_major)"
+spec=$work/zonesort-$VERSION/zonesort.spec
+# slurm_dep RELEASE: the main package's requirement for that release, from
+# SchedMD's or EPEL's RPMs (slurm) or OpenHPC's (slurm-ohpc).
+slurm_dep() {
+	printf '((slurm >= %s with slurm < %s.999) or (slurm-ohpc >= %s with slurm-ohpc < %s.999))' "$1" "$1" "$1" "$1"
+}
+has_dep "without --define the spec requires the Slurm of /usr/include/slurm ($slurm_major)" \
+	"$(rpmspec -q --requires "$spec" 2>/dev/null)" "$(slurm_dep "$slurm_major")"
+
+# A Slurm under a prefix of its own (SchedMD's slurm.spec built with
+# _prefix /opt/slurm): this machine's Slurm headers copied there, with
+# 23.11.4's release number, stand in for one.
+prefix=$work/opt-slurm
+mkdir -p "$prefix/include"
+cp -r /usr/include/slurm "$prefix/include/"
+sed -i 's/^#define SLURM_VERSION_NUMBER .*/#define SLURM_VERSION_NUMBER 0x170b04/' "$prefix/include/slurm/slurm_version.h"
+has_dep "with slurm_prefix the release comes from its headers (23.11)" \
+	"$(rpmspec -q --requires --define "slurm_prefix $prefix" "$spec" 2>/dev/null)" "$(slurm_dep 23.11)"
+parsed=$(rpmspec -P --define "slurm_prefix $prefix" "$spec" 2>/dev/null)
+like "$parsed" "--with-slurm-plugindir=${prefix//./\\.}/lib(64)?/slurm --with-slurm=${prefix//./\\.}( |$)" \
+	"... configure is given its headers (--with-slurm) and its plugin directory"
+unlike "$(rpmspec -q --buildrequires --define "slurm_prefix $prefix" "$spec" 2>/dev/null)" 'slurm-devel' \
+	"... and no slurm-devel RPM is required to build"
 start=$SECONDS
-"${rpmbuild[@]}" --define "slurm_version $slurm_major" -tb --nodeps "$tarball" > "$work/rpm.log" 2>&1
+"${rpmbuild[@]}" --define "slurm_version $slurm_major" -ta --nodeps "$tarball" > "$work/rpm.log" 2>&1
 rc=$?
-is "$rc" 0 "rpmbuild -tb --nodeps --define 'slurm_version $slurm_major' builds the binary RPMs ($((SECONDS - start)) s)" ||
+is "$rc" 0 "rpmbuild -ta --nodeps as $PKG_USER --define 'slurm_version $slurm_major' builds the binary RPMs ($((SECONDS - start)) s)" ||
 	{ diag "$(tail -25 "$work/rpm.log")"; done_testing; exit 1; }
-grep -q '^PASS: unit/' "$work/rpm.log"
-_tap_result $? "%check ran the unit tests"
+unit_tests_ran "$work/rpm.log"
 is "$(grep -E 'Installed \(but unpackaged\) file|File listed twice|File not found' "$work/rpm.log")" "" \
 	"%files lists every installed file once"
 diag "binary RPMs built here use Debian's headers and libraries and Debian's rpm macros;" \
@@ -110,12 +142,13 @@ snippet=$(rpm2cpio "$main" | (cd "$work" && cpio -i --quiet --to-stdout ./etc/sl
 is "$(grep -v '^[[:space:]]*#' <<< "$snippet" | grep -c '[^[:space:]]')" 0 "the plugstack.conf.d snippet has no active line"
 like "$snippet" "#required $libdir/slurm/zonesort\.so" "its commented line names the plugin in $libdir/slurm"
 
-reqs=$(rpm -qpR "$main" 2>/dev/null | tr '\n' ' ')
-like "$reqs" "slurm >= ${slurm_major//./\\.} " "zonesort requires slurm >= $slurm_major"
-like "$reqs" "slurm < ${slurm_major//./\\.}\.999 " "zonesort requires slurm < $slurm_major.999 (the same major release)"
-like "$(rpm -qpR "$nhc" 2>/dev/null | tr '\n' ' ')" "zonesort = $VERSION-1" "zonesort-nhc requires the same zonesort"
-unlike "$(rpm -qpR "$nhc" 2>/dev/null | tr '\n' ' ')" '(^| )nhc ' "zonesort-nhc does not require NHC"
-like "$(rpm -qp --suggests "$nhc" 2>/dev/null | tr '\n' ' ')" '(^| )nhc ' "zonesort-nhc suggests NHC"
+has_dep "zonesort requires (the same major release)" "$(rpm -qpR "$main" 2>/dev/null)" "$(slurm_dep "$slurm_major")"
+nhc_reqs=$(rpm -qpR "$nhc" 2>/dev/null)
+has_dep "zonesort-nhc requires" "$nhc_reqs" "zonesort = $VERSION-1"
+has_dep "zonesort-nhc requires (scontrol, squeue)" "$nhc_reqs" "(slurm or slurm-ohpc)"
+unlike "$nhc_reqs" '(^|[ (])(lbnl-nhc|nhc-ohpc|nhc)([ )]|$)' "zonesort-nhc does not require NHC"
+has_dep "zonesort-nhc suggests LBNL NHC, by its RPM name or OpenHPC's" "$(rpm -qp --suggests "$nhc" 2>/dev/null)" \
+	"(lbnl-nhc or nhc-ohpc)"
 like "$(rpm -qpR "$dkms" 2>/dev/null | tr '\n' ' ')" '(^| )dkms ' "zonesort-dkms requires dkms"
 scripts=$(rpm -qp --scripts "$dkms" 2>/dev/null)
 like "$scripts" "dkms add -m zonesort -v $VERSION" "zonesort-dkms %post: dkms add"

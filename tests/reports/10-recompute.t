@@ -1,6 +1,6 @@
 #!/bin/bash
-# Every table of the benchmark reports (bench/REPORT-*.md) and of the
-# README's measurements that names its data is what that data gives:
+# Every table of the benchmark reports (bench/REPORT-*.md) and of
+# docs/measurements.md that names its data is what that data gives:
 # bench/recompute-reports recomputes each one from the committed files and
 # must find no difference. It must also see one: a copy of a report with
 # one figure changed, and a marker naming a file that is not there.
@@ -14,13 +14,15 @@ rc=$?
 is "$rc" 0 "every marked table agrees with its data"
 [ "$rc" -eq 0 ] || diag "$(head -60 <<< "$out")"
 
-marked=$(grep -l '^<!-- recompute: ' "$ZS_SRCDIR"/bench/REPORT-*.md "$ZS_SRCDIR/README.md" | wc -l)
-num_ok "reports with tables made from data: $marked (at least the decay report and the README)" "$marked >= 2"
+marked=$(grep -l '^<!-- recompute: ' "$ZS_SRCDIR"/bench/REPORT-*.md "$ZS_SRCDIR/docs/measurements.md" | wc -l)
+num_ok "reports with tables made from data: $marked (at least the decay report and docs/measurements.md)" "$marked >= 2"
 
 # Each marker's data files are committed (not only present in this tree).
 if git -C "$ZS_SRCDIR" rev-parse --git-dir > /dev/null 2>&1; then
 	missing=
-	for f in $(sed -n 's/^<!-- recompute: [a-z-]* \(.*\) -->$/\1/p' "$ZS_SRCDIR"/bench/REPORT-*.md "$ZS_SRCDIR/README.md"); do
+	# A summary names its files as KIND:FILE[,FILE...].
+	for f in $(sed -n 's/^<!-- recompute: [a-z-]* \(.*\) -->$/\1/p' "$ZS_SRCDIR"/bench/REPORT-*.md "$ZS_SRCDIR/docs/measurements.md" |
+		tr ' ,' '\n\n' | sed 's/^[a-z-]*://'); do
 		git -C "$ZS_SRCDIR" ls-files --error-unmatch "$f" > /dev/null 2>&1 || missing="$missing $f"
 	done
 	is "$missing" "" "every data file a table names is committed"

@@ -12,7 +12,6 @@
 #include "config.h"
 #include "errbuf.h"
 #include "memcache.h"
-#include "policy.h"
 #include "tap.h"
 
 #include <stdlib.h>
@@ -62,7 +61,7 @@ int main(void)
 {
 	char dir[] = "/tmp/zs-mc-XXXXXX", path[256], boot[64] = "", err[ZS_ERRLEN], f[512];
 	struct zs_memcache *mc;
-	struct zs_policy p;
+	struct zs_memcache_opts o = { 0 };
 	unsigned loads;
 	int n;
 	FILE *bf = fopen("/proc/sys/kernel/random/boot_id", "r");
@@ -74,65 +73,65 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	chmod(dir, 0755);
-	snprintf(path, sizeof(path), "%s/memcache", dir);
-	zs_policy_defaults(&p);
+	snprintf(path, sizeof(path), "%s/" ZS_MEMCACHE_COPY, dir);
+	snprintf(o.statedir, sizeof(o.statedir), "%s", dir);
 
-	ok(!zs_memcache_discover_cached(&p, path, false, &mc, &n, err), "first discovery asks hwloc");
+	ok(!zs_memcache_discover_cached(&o, false, &mc, &n, err), "first discovery asks hwloc");
 	ok(access(path, F_OK) == 0, "and writes the copy");
 	int hw = n;
 
 	free(mc);
 	write_copy(path, boot, "0 17179869184 64 1 1 0 0\n");
 	loads = zs_memcache_topology_loads();
-	ok(!zs_memcache_discover_cached(&p, path, false, &mc, &n, err) && n == 1, "a copy of this boot is used");
+	ok(!zs_memcache_discover_cached(&o, false, &mc, &n, err) && n == 1, "a copy of this boot is used");
 	ok(n == 1 && mc[0].node == 0 && mc[0].size == 17179869184ULL && mc[0].ways == 1 && mc[0].line_size == 64,
 	   "with its node, size, ways and line size");
 	ok(zs_memcache_topology_loads() == loads, "without loading the topology");
 	free(mc);
 
-	p.ways = 4;
-	ok(!zs_memcache_discover_cached(&p, path, false, &mc, &n, err) && n == 1 && mc[0].ways == 4,
+	o.ways = 4;
+	ok(!zs_memcache_discover_cached(&o, false, &mc, &n, err) && n == 1 && mc[0].ways == 4,
 	   "ways= overrides the copy");
 	is_str(n == 1 ? mc[0].source : "", "policy", "and says it came from policy");
 	free(mc);
-	p.ways = 0;
+	o.ways = 0;
 
 	/* cache_size= used to bypass the copy and load the topology twice. */
-	p.cache_size = 1ULL << 30;
+	o.cache_size = 1ULL << 30;
 	loads = zs_memcache_topology_loads();
-	ok(!zs_memcache_discover_cached(&p, path, false, &mc, &n, err) && n == 1 && mc[0].size == 1ULL << 30 &&
+	ok(!zs_memcache_discover_cached(&o, false, &mc, &n, err) && n == 1 && mc[0].size == 1ULL << 30 &&
 	   mc[0].line_size == 64, "cache_size= overrides the copy's size and keeps the rest");
 	ok(zs_memcache_topology_loads() == loads, "cache_size= with a copy: no topology load (%u)",
 	   zs_memcache_topology_loads() - loads);
 	free(mc);
 	unlink(path);
 	loads = zs_memcache_topology_loads();
-	ok(!zs_memcache_discover_cached(&p, path, false, &mc, &n, err) && n >= 1 && mc[0].size == 1ULL << 30,
+	ok(!zs_memcache_discover_cached(&o, false, &mc, &n, err) && n >= 1 && mc[0].size == 1ULL << 30,
 	   "cache_size= assumes a cache on every node");
 	ok(zs_memcache_topology_loads() - loads == 1, "cache_size= without a copy: one topology load (%u)",
 	   zs_memcache_topology_loads() - loads);
 	free(mc);
-	p.cache_size = 0;
+	o.cache_size = 0;
 
 	write_copy(path, "00000000-0000-0000-0000-000000000000", "0 17179869184 64 1 1 0 0\n");
-	ok(!zs_memcache_discover_cached(&p, path, false, &mc, &n, err) && n == hw, "a copy from another boot is ignored");
+	ok(!zs_memcache_discover_cached(&o, false, &mc, &n, err) && n == hw, "a copy from another boot is ignored");
 	free(mc);
 	snprintf(f, sizeof(f), "boot %s\n0 17179869184 64 1 1\n", boot);
 	write_file(path, f);
-	ok(!zs_memcache_discover_cached(&p, path, false, &mc, &n, err) && n == hw, "a copy of the old format is ignored");
+	ok(!zs_memcache_discover_cached(&o, false, &mc, &n, err) && n == hw, "a copy of the old format is ignored");
 	free(mc);
 	write_copy(path, boot, "garbage here\n");
-	ok(!zs_memcache_discover_cached(&p, path, false, &mc, &n, err) && n == hw, "a garbled copy is ignored");
+	ok(!zs_memcache_discover_cached(&o, false, &mc, &n, err) && n == hw, "a garbled copy is ignored");
 	free(mc);
 	write_copy(path, boot, "0 17179869184 64 1 1 0 0\n");
-	ok(!zs_memcache_discover_cached(&p, path, true, &mc, &n, err) && n == hw, "refresh asks hwloc again");
+	ok(!zs_memcache_discover_cached(&o, true, &mc, &n, err) && n == hw, "refresh asks hwloc again");
 	free(mc);
 
 	/* The fake two-socket node, seen from a job confined to socket 0. */
 	snprintf(f, sizeof(f), "%s/topo.xml", dir);
 	write_file(f, fake_xml);
 	setenv("HWLOC_XMLFILE", f, 1);
-	ok(!zs_memcache_discover(&p, &mc, &n, err), "discovery on the fake topology");
+	ok(!zs_memcache_discover(&o, &mc, &n, err), "discovery on the fake topology");
 	ok(n == 1 && mc[0].node == 1, "the cache of a node outside the job's allowed nodes is found (%d caches)", n);
 	ok(n == 1 && mc[0].size == 96ULL << 30 && mc[0].ways == 1, "96 GiB direct-mapped, as hwloc says");
 	ok(n == 1 && !mc[0].extended_linear, "without address_mode it is an ordinary memory-side cache");
@@ -163,9 +162,8 @@ int main(void)
 		snprintf(f, sizeof(f), "%s/%s", dir, files[i][0]);
 		write_file(f, files[i][1]);
 	}
-	snprintf(f, sizeof(f), "node_sysfs=%s/sys/devices/system/node", dir);
-	zs_policy_set(&p, f, NULL);
-	ok(!zs_memcache_discover(&p, &mc, &n, err) && n == 1, "discovery with the Flat Memory Mode sysfs");
+	snprintf(o.node_sysfs, sizeof(o.node_sysfs), "%s/sys/devices/system/node", dir);
+	ok(!zs_memcache_discover(&o, &mc, &n, err) && n == 1, "discovery with the Flat Memory Mode sysfs");
 	ok(n == 1 && mc[0].extended_linear, "the cache is extended-linear");
 	ok(n == 1 && mc[0].base_pfn == 65ULL * (2ULL << 30) / 4096,
 	   "its slots count from the node's first frame, %llu (130 GiB)", n == 1 ? (unsigned long long)mc[0].base_pfn : 0ULL);

@@ -34,7 +34,8 @@ int main(void)
 	ok(b && numa_bitmask_weight(b) >= 1 && numa_bitmask_isbitset(b, 0), "all includes node 0");
 	numa_bitmask_free(b);
 
-	/* Without a memory-side cache, auto means every node with memory. */
+	/* Without a memory-side cache, auto means every node with memory (the
+	 * sorter uses it only with nocache=compact). */
 	b = zs_nodeset_targets("auto", NULL, 0, err);
 	ok(b && numa_bitmask_isbitset(b, 0), "auto without caches = all nodes with memory");
 	numa_bitmask_free(b);

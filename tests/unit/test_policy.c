@@ -22,15 +22,15 @@ static void site_policy(void)
 			 "cache_size=16GiB", "ways=1", "sample_conflicts=yes" };
 
 	ok(!parse(&p, err, sizeof(good) / sizeof(good[0]), good), "every key accepted");
-	ok(p.dflt.mode == ZS_MODE_PERIODIC && p.dflt.period == 60, "default=60");
-	ok(!p.allow_off && p.min_period == 30 && p.sorter == ZS_SORTER_COMPACT, "allow_off, min_period, sorter");
-	is_str(p.modprobe, "zonesort", "modprobe");
-	ok(p.drop_caches && p.cache_size == 16ULL << 30 && p.ways == 1 && p.sample_conflicts,
+	ok(p.request.dflt.mode == ZS_MODE_PERIODIC && p.request.dflt.period == 60, "default=60");
+	ok(!p.request.allow_off && p.request.min_period == 30 && p.sorter.kind == ZS_SORTER_COMPACT, "allow_off, min_period, sorter");
+	is_str(p.sorter.modprobe, "zonesort", "modprobe");
+	ok(p.sorter.drop_caches && p.memcache.cache_size == 16ULL << 30 && p.memcache.ways == 1 && p.sample_conflicts,
 	   "drop_caches, cache_size, ways, sample_conflicts");
-	is_str(p.sysfs, "/tmp/zs", "sysfs");
+	is_str(p.sorter.sysfs, "/tmp/zs", "sysfs");
 
 	zs_policy_defaults(&p);
-	ok(p.dflt.mode == ZS_MODE_ON && p.allow_off && p.min_period == 10 && p.sorter == ZS_SORTER_AUTO,
+	ok(p.request.dflt.mode == ZS_MODE_ON && p.request.allow_off && p.request.min_period == 10 && p.sorter.kind == ZS_SORTER_AUTO,
 	   "defaults: on, off allowed, min_period 10, sorter auto");
 
 	static const struct {
@@ -67,34 +67,34 @@ static void site_policy(void)
 	char *unknown[] = { "colour=blue" };
 
 	parse(&p, err, 1, unknown);
-	err_has(err, "report_days, quarantine, compact_full, compact_interval",
+	err_has(err, "report_days, quarantine, quarantine_permille, quarantine_max_permille, compact_full, compact_interval, nocache",
 		"the known keys end with the newest");
 
 	zs_policy_defaults(&p);
-	ok(p.quarantine, "quarantine on by default");
+	ok(p.sorter.quarantine.on, "quarantine on by default");
 	char *quar[] = { "quarantine=no" };
 
-	ok(!parse(&p, err, 1, quar) && !p.quarantine, "quarantine=no turns it off");
+	ok(!parse(&p, err, 1, quar) && !p.sorter.quarantine.on, "quarantine=no turns it off");
 	char *quarbad[] = { "quarantine=maybe" };
 
 	ok(parse(&p, err, 1, quarbad), "quarantine=maybe refused");
 	err_has(err, "maybe", "... naming the value");
-	ok(p.compact_full, "compact_full on by default");
+	ok(p.sorter.quarantine.compact_full, "compact_full on by default");
 	char *cfull[] = { "compact_full=no" };
 
-	ok(!parse(&p, err, 1, cfull) && !p.compact_full, "compact_full=no turns it off");
+	ok(!parse(&p, err, 1, cfull) && !p.sorter.quarantine.compact_full, "compact_full=no turns it off");
 	char *cfullbad[] = { "compact_full=2" };
 
 	ok(parse(&p, err, 1, cfullbad), "compact_full=2 refused");
 	err_has(err, "compact_full: '2'", "... naming the key and value");
-	ok(p.compact_interval == 300, "compact_interval 300 s by default");
+	ok(p.sorter.quarantine.compact_interval == 300, "compact_interval 300 s by default");
 	char *cint[] = { "compact_interval=30" };
 
-	ok(!parse(&p, err, 1, cint) && p.compact_interval == 30, "compact_interval=30 taken");
+	ok(!parse(&p, err, 1, cint) && p.sorter.quarantine.compact_interval == 30, "compact_interval=30 taken");
 	char *cintedge[] = { "compact_interval=10", "compact_interval=86400" };
 
-	ok(!parse(&p, err, 1, cintedge) && p.compact_interval == 10, "compact_interval=10 taken");
-	ok(!parse(&p, err, 1, cintedge + 1) && p.compact_interval == 86400,
+	ok(!parse(&p, err, 1, cintedge) && p.sorter.quarantine.compact_interval == 10, "compact_interval=10 taken");
+	ok(!parse(&p, err, 1, cintedge + 1) && p.sorter.quarantine.compact_interval == 86400,
 	   "compact_interval=86400 taken");
 	static const char *cintbad[] = { "compact_interval=9", "compact_interval=86401",
 					 "compact_interval=0", "compact_interval=-5",
@@ -103,11 +103,82 @@ static void site_policy(void)
 	for (unsigned i = 0; i < sizeof(cintbad) / sizeof(cintbad[0]); i++) {
 		char *w[] = { (char *)cintbad[i] };
 
-		p.compact_interval = 77;
-		ok(zs_policy_parse(&p, 1, w, err) && p.compact_interval == 77,
+		p.sorter.quarantine.compact_interval = 77;
+		ok(zs_policy_parse(&p, 1, w, err) && p.sorter.quarantine.compact_interval == 77,
 		   "'%s' refused, value kept", cintbad[i]);
 		err_has(err, "compact_interval", "... naming the key ('%s')", cintbad[i]);
 	}
+
+	ok(p.sorter.quarantine.permille == -1 && p.sorter.quarantine.max_permille == -1,
+	   "quarantine_permille and quarantine_max_permille: the module's own by default");
+	char *qpm[] = { "quarantine_permille=0", "quarantine_max_permille=1000" };
+
+	ok(!parse(&p, err, 2, qpm) && p.sorter.quarantine.permille == 0 && p.sorter.quarantine.max_permille == 1000,
+	   "quarantine_permille=0 and quarantine_max_permille=1000 taken");
+	static const char *qpmbad[] = { "quarantine_permille=1001", "quarantine_max_permille=-1",
+					"quarantine_max_permille=5%", "quarantine_permille=" };
+
+	for (unsigned i = 0; i < sizeof(qpmbad) / sizeof(qpmbad[0]); i++) {
+		char *w[] = { (char *)qpmbad[i] };
+
+		p.sorter.quarantine.permille = p.sorter.quarantine.max_permille = 77;
+		ok(zs_policy_parse(&p, 1, w, err) && p.sorter.quarantine.permille == 77 &&
+		   p.sorter.quarantine.max_permille == 77, "'%s' refused, values kept", qpmbad[i]);
+		err_has(err, "quarantine_", "... naming the key ('%s')", qpmbad[i]);
+	}
+	/* A node without a memory-side cache is left alone unless asked. */
+	zs_policy_defaults(&p);
+	ok(!p.sorter.nocache_compact, "nocache=skip by default");
+	char *nc[] = { "nocache=compact", "nocache=skip" };
+
+	ok(!parse(&p, err, 1, nc) && p.sorter.nocache_compact, "nocache=compact taken");
+	ok(!parse(&p, err, 2, nc) && !p.sorter.nocache_compact, "nocache=skip taken, the last word wins");
+	char *ncbad[] = { "nocache=yes" };
+
+	ok(parse(&p, err, 1, ncbad), "nocache=yes refused");
+	err_has(err, "nocache=yes: expected skip or compact", "... naming the value and what is accepted");
+	char *ncnone[] = { "sorter=none", "nocache=compact" };
+
+	ok(parse(&p, err, 2, ncnone), "nocache=compact with sorter=none refused");
+	err_has(err, "nocache=compact contradicts sorter=none", "... saying why");
+	char *nckernel[] = { "sorter=kernel", "nocache=compact" };
+
+	ok(!parse(&p, err, 2, nckernel), "nocache=compact with sorter=kernel taken (kernel where a cache is)");
+
+	/* min_interval: the least time between two sorts of a node; it
+	 * follows min_period unless given, in any order. */
+	zs_policy_defaults(&p);
+	ok(p.min_interval == 10, "min_interval follows min_period by default (10)");
+	char *mp[] = { "min_period=30" };
+
+	ok(!parse(&p, err, 1, mp) && p.min_interval == 30 && p.request.min_period == 30,
+	   "min_period=30 alone: min_interval 30");
+	char *mi[] = { "min_interval=2", "min_period=30" };
+
+	ok(!parse(&p, err, 2, mi) && p.min_interval == 2 && p.request.min_period == 30,
+	   "min_interval=2 before min_period=30 is kept");
+	char *mi2[] = { "min_period=30", "min_interval=0" };
+
+	ok(!parse(&p, err, 2, mi2) && p.min_interval == 0, "min_interval=0 after min_period=30 taken");
+	char *miabove[] = { "min_interval=60", "min_period=30" };
+
+	ok(parse(&p, err, 2, miabove), "min_interval above min_period refused");
+	err_has(err, "min_interval=60 is above min_period=30", "... naming both values");
+	char *miabove2[] = { "min_interval=11" };
+
+	ok(parse(&p, err, 1, miabove2), "min_interval=11 above the default min_period refused");
+	static const char *mibad[] = { "min_interval=abc", "min_interval=86401", "min_interval=-1",
+				       "min_interval=" };
+
+	for (unsigned i = 0; i < sizeof(mibad) / sizeof(mibad[0]); i++) {
+		char *w[] = { (char *)mibad[i] };
+
+		ok(parse(&p, err, 1, w), "'%s' refused", mibad[i]);
+		err_has(err, "min_interval", "... naming the key ('%s')", mibad[i]);
+	}
+	parse(&p, err, 1, unknown);
+	err_has(err, "known keys: default, allow_off, min_period, min_interval, sorter,",
+		"the known keys list min_interval next to min_period");
 
 	char *below[] = { "min_period=60", "default=30" };
 
@@ -120,7 +191,7 @@ static void site_policy(void)
 	/* Optane Memory Mode near memory: 96, 192, 384 GiB. */
 	char *optane[] = { "cache_size=96GiB", "ways=1" };
 
-	ok(!parse(&p, err, 2, optane) && p.cache_size == 96ULL << 30, "cache_size=96GiB accepted");
+	ok(!parse(&p, err, 2, optane) && p.memcache.cache_size == 96ULL << 30, "cache_size=96GiB accepted");
 	char *mib384[] = { "cache_size=384MiB", "ways=3" };
 
 	ok(!parse(&p, err, 2, mib384), "cache_size=384MiB with ways=3 accepted (slots of 3 whole pages)");
@@ -137,25 +208,25 @@ static void requests(void)
 	struct zs_request r;
 
 	zs_policy_defaults(&p);
-	p.min_period = 5;
-	ok(!zs_request_parse(&p, "off", &r, err) && r.mode == ZS_MODE_OFF, "off");
-	ok(!zs_request_parse(&p, "on", &r, err) && r.mode == ZS_MODE_ON, "on");
-	ok(!zs_request_parse(&p, "30", &r, err) && r.mode == ZS_MODE_PERIODIC && r.period == 30, "30");
-	ok(!zs_request_parse(&p, "86400", &r, err) && r.period == 86400, "86400 is the maximum");
+	p.request.min_period = 5;
+	ok(!zs_request_parse(&p.request, "off", &r, err) && r.mode == ZS_MODE_OFF, "off");
+	ok(!zs_request_parse(&p.request, "on", &r, err) && r.mode == ZS_MODE_ON, "on");
+	ok(!zs_request_parse(&p.request, "30", &r, err) && r.mode == ZS_MODE_PERIODIC && r.period == 30, "30");
+	ok(!zs_request_parse(&p.request, "86400", &r, err) && r.period == 86400, "86400 is the maximum");
 	static const char *const bad[] = { "", "abc", "-5", "0", "1e3", "99999999999999999999",
 					   "4", "86401", "ON", " 30", "30s" };
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		ok(zs_request_parse(&p, bad[i], &r, err), "--zonesort='%s' refused", bad[i]);
+		ok(zs_request_parse(&p.request, bad[i], &r, err), "--zonesort='%s' refused", bad[i]);
 		err_has(err, "from 5 to 86400", "error for '%s' states the accepted range", bad[i]);
 	}
 	err_has(err, "'30s'", "names the value");
 	err_has(err, "off, on", "lists the words");
-	ok(zs_request_parse(&p, "5\n[2038] zonesort: forged", &r, err), "a value with a newline is refused");
+	ok(zs_request_parse(&p.request, "5\n[2038] zonesort: forged", &r, err), "a value with a newline is refused");
 	ok(!strchr(err, '\n'), "and the message holds no newline (%s)", err);
-	p.allow_off = false;
-	ok(zs_request_parse(&p, "off", &r, err), "off refused when the site forbids it");
+	p.request.allow_off = false;
+	ok(zs_request_parse(&p.request, "off", &r, err), "off refused when the site forbids it");
 	err_has(err, "not allowed", "says it is not allowed");
-	zs_request_parse(&p, "x", &r, err);
+	zs_request_parse(&p.request, "x", &r, err);
 	ok(!strstr(err, "off,"), "off is not offered when not allowed");
 	char buf[32];
 

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The sorter backends against directories standing in for sysfs: a FIFO
  * records what the kernel interface would receive. The real interfaces are
- * exercised by the cluster tests (compaction) and the QEMU tests (module). */
+ * exercised by the cluster tests (compaction) and the QEMU tests (module).
+ * This machine has no memory-side cache: the policy configures one
+ * (cache_size=), or a per-boot copy of the cache layout written by the
+ * test stands for what hwloc would find. */
 #include "config.h"
 #include "errbuf.h"
+#include "policy.h"
 #include "sorter.h"
 #include "tap.h"
 
@@ -29,6 +33,15 @@ static void policy_for(struct zs_policy *p, const char *sorter)
 	snprintf(w, sizeof(w), "sorter=%s", sorter);
 	zs_policy_set(p, w, NULL);
 	zs_policy_set(p, "nodes=0", NULL);
+	/* A cache as a site configures one: this machine has none, and a
+	 * node without one has nothing to sort (no_cache below). */
+	zs_policy_set(p, "cache_size=64MiB", NULL);
+}
+
+/* The sorter with the options a plugstack.conf line gives it. */
+static int sorter_open(const struct zs_policy *p, struct zs_sorter **s, char *err)
+{
+	return zs_sorter_open(&p->sorter, &p->memcache, &p->metrics, s, err);
 }
 
 static struct zs_node_result last;
@@ -46,7 +59,7 @@ static struct zs_sorter *open_sorter(const char *kind)
 	char err[ZS_ERRLEN];
 
 	policy_for(&p, kind);
-	if (zs_sorter_open(&p, &s, err))
+	if (sorter_open(&p, &s, err))
 		printf("# open failed: %s\n", err);
 	return s;
 }
@@ -63,6 +76,19 @@ static const char *root_path(const char *rel)
 
 	path(buf, sizeof(buf), rel);
 	return buf;
+}
+
+static void write_text(const char *rel, const char *text)
+{
+	char f[PATH_MAX];
+	FILE *fp;
+
+	path(f, sizeof(f), rel);
+	fp = fopen(f, "w");
+	if (fp) {
+		fputs(text, fp);
+		fclose(fp);
+	}
 }
 
 static void kernel_backend(void)
@@ -147,18 +173,6 @@ static void compaction_backend(void)
 	zs_sorter_close(s);
 }
 
-static void write_text(const char *rel, const char *text)
-{
-	char f[PATH_MAX];
-	FILE *fp;
-
-	path(f, sizeof(f), rel);
-	fp = fopen(f, "w");
-	if (fp) {
-		fputs(text, fp);
-		fclose(fp);
-	}
-}
 
 /* Stamps from another boot or from the future must not hold sorting off. */
 static void stamps(void)
@@ -203,8 +217,28 @@ static void stamps(void)
 	ok(zs_helper_min_interval(10, 60) == 30, "half the period when above min_period");
 }
 
-/* The state directory must be root's alone, and nothing in it is opened
- * through a link. */
+/* A state directory owned by another user is refused: giving it away
+ * needs root. */
+static void another_owner(const char *dir)
+{
+	struct zs_tally t = { 0 };
+	struct zs_sorter *s;
+
+	if (geteuid()) {
+		skip("giving a directory to another user needs root",
+		     "a state directory owned by another user is refused");
+		return;
+	}
+	ok(chown(dir, 65534, 65534) == 0, "state directory given to nobody");
+	s = open_sorter("kernel");
+	ok(zs_sorter_sort(s, 0, &t, remember, NULL) == -1, "a state directory owned by another user is refused");
+	err_has(last.msg, "owner uid 65534", "naming the owner");
+	zs_sorter_close(s);
+	ok(chown(dir, 0, 0) == 0, "and back to root");
+}
+
+/* The state directory must be root's (or the caller's) alone, and nothing
+ * in it is opened through a link. */
 static void state_directory(void)
 {
 	char dir[PATH_MAX], victim[PATH_MAX], link[PATH_MAX], fifo[PATH_MAX], got[64] = "";
@@ -253,7 +287,7 @@ static void state_directory(void)
 
 	policy_for(&p, "kernel");
 	zs_policy_set(&p, "nodes=auto", NULL);
-	ok(zs_sorter_open(&p, &s2, err) == 0, "discovery through the state directory works");
+	ok(sorter_open(&p, &s2, err) == 0, "discovery through the state directory works");
 	zs_sorter_close(s2);
 	f = fopen(victim, "r");
 	ok(f && fgets(got, sizeof(got), f) && !strcmp(got, "precious\n"), "the victim is untouched by the cache-layout copy");
@@ -268,17 +302,11 @@ static void state_directory(void)
 	   "a group-writable state directory is refused");
 	err_has(last.msg, dir, "the refusal names the directory");
 	err_has(last.msg, "mode 0775", "and its mode");
-	err_has(last.msg, "owner uid 0", "and its owner");
+	snprintf(got, sizeof(got), "owner uid %u", (unsigned)geteuid());
+	err_has(last.msg, got, "and its owner");
 	zs_sorter_close(s);
 	chmod(dir, 0755);
-
-	path(dir, sizeof(dir), "state");
-	ok(chown(dir, 65534, 65534) == 0, "state directory given to nobody");
-	s = open_sorter("kernel");
-	ok(zs_sorter_sort(s, 0, &t, remember, NULL) == -1, "a state directory owned by another user is refused");
-	err_has(last.msg, "owner uid 65534", "naming the owner");
-	zs_sorter_close(s);
-	ok(chown(dir, 0, 0) == 0, "and back to root");
+	another_owner(dir);
 	close(rd);
 	unlink(fifo);
 }
@@ -321,11 +349,144 @@ static void read_text(const char *rel, char *buf, size_t len)
 	buf[n] = '\0';
 }
 
+/* The module's files (kmod/zonesort_abi.h, interface version 2) of a
+ * full quarantine: the last sort was node 0's, left colliding pages for
+ * lack of room, and est_ppm colliding by the module's estimate. */
+static void full_files(const char *est_ppm)
+{
+	char text[96];
+
+	write_text("kernel/interface_version", "2\n");
+	snprintf(text, sizeof(text), "sorts=3\nlast_conflict_ppm_after=%s\n", est_ppm);
+	write_text("kernel/stats", text);
+	write_text("kernel/quarantine/stats", "last_node=0\nlast_short_pages=40\n");
+	write_text("kernel/quarantine/enabled", "");
+	write_text("kernel/node0/quarantine_release", "");
+	write_text("node/node0/compact", "");
+}
+
+/* The stand-in for hwloc's answer: the per-boot copy of the cache layout
+ * in the state directory (memcache.h), one line per NUMA node. */
+static void write_layout(const char *nodes)
+{
+	char boot[64] = "", text[256];
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+	if (f && fgets(boot, sizeof(boot), f))
+		boot[strcspn(boot, "\n")] = '\0';
+	if (f)
+		fclose(f);
+	snprintf(text, sizeof(text), "boot %s v2\n%s", boot, nodes);
+	write_text("state/memcache", text);
+}
+
+/* Opens a sorter for a node whose layout says no cache, with extra words. */
+static struct zs_sorter *open_nocache(const char *sorter, const char *w1, const char *w2)
+{
+	struct zs_policy p;
+	struct zs_sorter *s = NULL;
+	char err[ZS_ERRLEN];
+
+	policy_for(&p, sorter);
+	p.memcache.cache_size = 0;
+	if ((w1 && zs_policy_set(&p, w1, err)) || (w2 && zs_policy_set(&p, w2, err)) ||
+	    sorter_open(&p, &s, err))
+		printf("# open failed: %s\n", err);
+	return s;
+}
+
 /*
- * A full quarantine (the module's files as it writes them) that left its
- * sort over 2% colliding: the node is given back, compacted and sorted
- * again, then not again within compact_interval; a compaction stamp older
- * than the interval lets the next one through.
+ * No memory-side cache found (the layout) or given (no cache_size=): with
+ * any sorter and any node list, nothing is written to the kernel interface
+ * or to compact; nocache=compact compacts, and only compacts.
+ */
+static void no_cache(void)
+{
+	static const char *const cases[][3] = {
+		{ "auto", NULL, "defaults" }, { "kernel", NULL, "sorter=kernel" },
+		{ "compact", NULL, "sorter=compact" }, { "auto", "nodes=all", "nodes=all" },
+		{ "auto", "modprobe=zonesort", "modprobe=zonesort" },
+	};
+	char fifo[PATH_MAX], got[64], buf[64];
+	struct zs_tally t = { 0 };
+	struct zs_sorter *s;
+	int rd;
+
+	write_layout("0 0 0 0 1 0 0\n");
+	path(fifo, sizeof(fifo), "kernel/nodeid");
+	unlink(fifo);
+	mkfifo(fifo, 0600);
+	rd = open(fifo, O_RDONLY | O_NONBLOCK);
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		write_text("node/node0/compact", "");
+		s = open_nocache(cases[i][0], cases[i][1], NULL);
+		ok(s && zs_sorter_nothing_to_sort(s) && zs_sorter_backend(s) == ZS_SORTER_NONE &&
+		   !zs_sorter_is_target(s, 0), "no cache, %s: nothing to sort, no target", cases[i][2]);
+		if (!s)
+			continue;
+		is_str(zs_sorter_why(s), ZS_NOTHING_TO_SORT, "... and says so");
+		ok(zs_sorter_sort(s, 0, &t, remember, NULL) == 0 && last.outcome == ZS_NOTHING &&
+		   t.sorted == 0 && t.failed == 0, "... a round reports nothing to sort, nothing failed");
+		read_text("node/node0/compact", got, sizeof(got));
+		ok(read(rd, buf, sizeof(buf)) <= 0 && !got[0], "... and writes neither nodeid nor compact");
+		zs_sorter_close(s);
+	}
+
+	struct zs_policy pl;
+	char err[ZS_ERRLEN];
+
+	policy_for(&pl, "auto");
+	pl.memcache.cache_size = 0;
+	zs_policy_set(&pl, "nodes=0,1000", NULL);
+	ok(sorter_open(&pl, &s, err), "no cache: a node list naming a node the host lacks is still refused");
+	err_has(err, "NUMA node 1000 does not exist", "... naming the node");
+
+	/* Asked for: compaction, also where a kernel interface exists. */
+	write_text("node/node0/compact", "");
+	s = open_nocache("kernel", "nocache=compact", NULL);
+	ok(s && !zs_sorter_nothing_to_sort(s) && zs_sorter_backend(s) == ZS_SORTER_COMPACT &&
+	   zs_sorter_is_target(s, 0), "no cache, sorter=kernel nocache=compact: compaction, node 0 a target");
+	if (s) {
+		err_has(zs_sorter_why(s), "nocache=compact", "... and why says it was asked for");
+		ok(zs_sorter_sort(s, 0, &t, remember, NULL) == 0 && last.outcome == ZS_SORTED,
+		   "... the node is compacted");
+		zs_sorter_close(s);
+	}
+	read_text("node/node0/compact", got, sizeof(got));
+	is_str(got, "1\n", "... through nodeN/compact");
+	ok(read(rd, buf, sizeof(buf)) <= 0, "... and not through the kernel interface");
+	s = open_nocache("auto", "nocache=compact", "nodes=auto");
+	ok(s && zs_sorter_is_target(s, 0) && !strcmp(zs_sorter_targets(s, buf, sizeof(buf)), "0"),
+	   "nocache=compact nodes=auto: every node with memory is a target");
+	zs_sorter_close(s);
+
+	/* A cache found (the layout) or given (cache_size=) is sorted. */
+	write_layout("0 67108864 64 1 1 0 0\n");
+	s = open_nocache("auto", "nodes=auto", NULL);
+	ok(s && !zs_sorter_nothing_to_sort(s) && zs_sorter_backend(s) == ZS_SORTER_KERNEL &&
+	   zs_sorter_is_target(s, 0), "a cache found: the kernel interface sorts node 0");
+	zs_sorter_close(s);
+	write_layout("0 0 0 0 1 0 0\n");
+	s = open_nocache("auto", "cache_size=64MiB", NULL);
+	ok(s && !zs_sorter_nothing_to_sort(s) && zs_sorter_backend(s) == ZS_SORTER_KERNEL,
+	   "a cache given by cache_size=: the kernel interface sorts");
+	zs_sorter_close(s);
+	s = open_nocache("none", NULL, NULL);
+	ok(s && !zs_sorter_nothing_to_sort(s) && zs_sorter_backend(s) == ZS_SORTER_NONE,
+	   "sorter=none stays none, for its own reason");
+	if (s)
+		is_str(zs_sorter_why(s), "sorter=none", "... which it gives");
+	zs_sorter_close(s);
+	unlink(root_path("state/memcache"));
+	close(rd);
+	unlink(fifo);
+}
+
+/*
+ * A full quarantine that left its sort over 1% colliding: the node's
+ * blocks are given back, the node compacted and sorted again, then not
+ * again within compact_interval; a compaction stamp older than the
+ * interval lets the next one through.
  */
 static void full_quarantine(void)
 {
@@ -341,11 +502,12 @@ static void full_quarantine(void)
 		fclose(f);
 	unlink(root_path("kernel/nodeid"));
 	write_text("kernel/nodeid", "");
+	full_files("52000");
 	unlink(root_path("state/node0.last"));
 	unlink(root_path("state/node0.compacted"));
 	policy_for(&p, "kernel");
 	snprintf(w, sizeof(w), "compact_interval=%d", 30);
-	ok(zs_policy_set(&p, w, NULL) == 0 && zs_sorter_open(&p, &s, NULL) == 0 && s,
+	ok(zs_policy_set(&p, w, NULL) == 0 && sorter_open(&p, &s, NULL) == 0 && s,
 	   "kernel sorter with compact_interval=30");
 	if (!s)
 		return;
@@ -359,10 +521,7 @@ static void full_quarantine(void)
 		static const int ago_s[] = { -1, -1, 31, 29 };
 		bool want = step == 0 || step == 2;
 
-		write_text("kernel/stats", "sorts=3\nlast_conflict_ppm_after=52000\n");
-		write_text("kernel/quarantine", "enabled=1\nlast_node=0\nlast_short_pages=40\n"
-						"node=0 held_pages=100 held_blocks=9 limit_pages=100\n");
-		write_text("node/node0/compact", "");
+		full_files("52000");
 		if (ago_s[step] >= 0) {
 			snprintf(text, sizeof(text), "boot %s %lld\n", boot,
 				 zs_boottime_ns() - ago_s[step] * 1000000000LL);
@@ -372,18 +531,12 @@ static void full_quarantine(void)
 		read_text("node/node0/compact", got, sizeof(got));
 		ok(last.outcome == ZS_SORTED && last.compacted == want && !strcmp(got, want ? "1\n" : ""),
 		   "%s (compact file '%s')", what[step], got);
-		if (want) {
-			/* Written in place, no truncation as in sysfs: "rebuild 0
-			 * 30" first (given back, twice the limit for the interval),
-			 * then the sort after it switches the quarantine "on" over
-			 * its start. */
-			read_text("kernel/quarantine", got, sizeof(got));
-			ok(!strncmp(got, "on\nuild 0 30\n", 13),
-			   "... node 0's blocks given back, twice the limit for compact_interval, before the sort after it ('%.13s')",
-			   got);
+		read_text("kernel/node0/quarantine_release", got, sizeof(got));
+		ok(!strcmp(got, want ? "1\n" : ""), "... node 0's blocks %s ('%s')",
+		   want ? "given back first" : "kept", got);
+		if (want)
 			err_has(last.msg, "quarantine full, 5.2% colliding: given back, node compacted, sorted again",
 				"... and the result says so");
-		}
 	}
 	ok(t.sorted == 4 && t.compacted == 2, "tally: 4 sorts, 2 compacted (%u, %u)", t.sorted,
 	   t.compacted);
@@ -394,10 +547,7 @@ static void full_quarantine(void)
 	for (int step = 0; step < 2; step++) {
 		bool hold = step == 0;
 
-		write_text("kernel/stats", "sorts=3\nlast_conflict_ppm_after=52000\n");
-		write_text("kernel/quarantine", "enabled=1\nlast_node=0\nlast_short_pages=40\n"
-						"node=0 held_pages=100 held_blocks=9 limit_pages=100\n");
-		write_text("node/node0/compact", "");
+		full_files("52000");
 		zs_sorter_hold_compaction(s, hold);
 		zs_sorter_sort(s, 0, &t, remember, NULL);
 		read_text("node/node0/compact", got, sizeof(got));
@@ -418,21 +568,23 @@ static void full_quarantine(void)
 		bool want = step == 0;
 
 		unlink(root_path("state/node0.compacted"));
-		snprintf(text, sizeof(text), "sorts=3\nlast_conflict_ppm_after=%s\n", ppm[step]);
-		write_text("kernel/stats", text);
-		write_text("kernel/quarantine", "enabled=1\nlast_node=0\nlast_short_pages=40\n"
-						"node=0 held_pages=100 held_blocks=9 limit_pages=100\n");
-		write_text("node/node0/compact", "");
+		full_files(ppm[step]);
 		zs_sorter_sort(s, 0, &t, remember, NULL);
 		read_text("node/node0/compact", got, sizeof(got));
 		ok(last.outcome == ZS_SORTED && last.compacted == want && !strcmp(got, want ? "1\n" : ""),
 		   "full, the estimate %s ppm: %s (compact file '%s')", ppm[step],
 		   want ? "compacted" : "not compacted", got);
 	}
+	/* The site's quarantine= reaches the module before every sort. */
+	read_text("kernel/quarantine/enabled", got, sizeof(got));
+	ok(!strcmp(got, "1\n"), "quarantine=yes written to quarantine/enabled ('%s')", got);
 	zs_sorter_close(s);
 	unlink(root_path("kernel/nodeid"));
 	unlink(root_path("kernel/stats"));
-	unlink(root_path("kernel/quarantine"));
+	unlink(root_path("kernel/interface_version"));
+	unlink(root_path("kernel/quarantine/stats"));
+	unlink(root_path("kernel/quarantine/enabled"));
+	unlink(root_path("kernel/node0/quarantine_release"));
 }
 
 int main(void)
@@ -443,12 +595,17 @@ int main(void)
 		return 1;
 	path(d, sizeof(d), "kernel");
 	mkdir(d, 0755);
+	path(d, sizeof(d), "kernel/quarantine");
+	mkdir(d, 0755);
+	path(d, sizeof(d), "kernel/node0");
+	mkdir(d, 0755);
 	path(d, sizeof(d), "node");
 	mkdir(d, 0755);
 	kernel_backend();
 	stamps();
 	state_directory();
 	compaction_backend();
+	no_cache();
 	full_quarantine();
 	tally_lines();
 	char cmd[PATH_MAX + 16];

@@ -1,0 +1,121 @@
+#!/bin/bash
+# One job on two nodes with the site defaults (sorter=auto nodes=auto): the
+# node with a memory-side cache is sorted, before the job and every second
+# during it; the node without one is left alone (no sort, no compaction,
+# no periodic helper) and says "no memory-side cache: nothing to sort" in
+# its summary lines, zonesort report and zonesort status. A cache given by
+# cache_size= counts as one; nocache=compact compacts the node without.
+#
+# Stand-ins, each because the real thing is not on this machine:
+# - zsnode1's cache: hwloc reads this machine's topology from an XML file
+#   with a 64 MiB direct-mapped MemCache in front of NUMA node 0
+#   (tests/lib/standin-memcache-xml); zonesort status run there with
+#   HWLOC_XMLFILE writes the node's per-boot copy of the cache layout,
+#   which the plugin reads as it would hwloc's answer. zsnode2 has this
+#   machine's own topology: no memory-side cache.
+# - the kernel interface: the counting FIFO of tests/lib/sortcount.sh, on
+#   zsnode1 only (an ordinary node has no module).
+# - compaction: node_sysfs= points at a directory whose node0/compact is
+#   a plain file, so a write of "1" stays there to be seen (the real
+#   compaction is tested in 02-counts.t).
+# The nodes are namespaces of one host (tests/lib/cluster.sh), each with
+# its own /run and so its own state directory and cache layout.
+set -u
+ZS_NODES=2
+source "$(dirname "$0")/../lib/tap.sh"
+source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../lib/cluster.sh"
+source "$(dirname "$0")/../lib/sortcount.sh"
+need srun scontrol pgrep lstopo-no-graphics python3
+need_file "$ZS_PLUGIN" "SPANK plugin"
+need_file "$ZS_ZONESORT" "zonesort command"
+
+sortcount_cluster zs-t24 min_period=1
+cache_node=${ZS_NODE_NAMES[0]} plain_node=${ZS_NODE_NAMES[1]}
+sortcount_remove "$plain_node"
+NODES=$SC_RUN/nodes
+SITE="sysfs=$SC_SYSFS node_sysfs=$NODES statedir=$SC_STATE helper=$ZS_ZONESORT min_period=1"
+for node in "$cache_node" "$plain_node"; do
+	mkdir -p "$(_sortcount_path "$node" "$NODES")/node0"
+done
+xml=$work/standin-memcache.xml
+ok "stand-in topology: this machine with a 64 MiB memory-side cache before node 0" \
+	eval '"$ZS_SRCDIR/tests/lib/standin-memcache-xml" 67108864 0 > "$xml"'
+chmod 644 "$xml"
+status_on() {	# NODE [ENV=VALUE...]: zonesort status with the site's words
+	local node=$1; shift
+	cluster_on_node "$node" env "$@" "$ZS_ZONESORT" status $SITE
+}
+out=$(status_on "$cache_node" HWLOC_XMLFILE="$xml" HWLOC_THISSYSTEM=1 2>&1)
+like "$out" "node 0: 64 MiB, direct-mapped, 64 B lines \(hwloc\)" "$cache_node: hwloc finds the stand-in cache"
+like "$out" "sorter: kernel" "$cache_node: the kernel interface would sort it"
+out=$(status_on "$plain_node" 2>&1)
+like "$out" "memory-side caches: none detected" "$plain_node: no memory-side cache"
+like "$out" "sorter: none \(no memory-side cache: nothing to sort; nocache=compact" \
+	"$plain_node: zonesort status says there is nothing to sort, and how to compact anyway"
+like "$out" "target nodes: none" "... no target"
+like "$out" "node 0: .*cache none, not a target: nothing to sort" "... node 0 is not a target"
+
+compacted() { cat "$(_sortcount_path "$1" "$NODES")/node0/compact"; }
+periodic_sorted() { [ "$(sortcount_node "$cache_node")" -ge 2 ]; }
+# job PLUGSTACK-WORDS: one job on both nodes with --zonesort=1 that runs
+# until $cache_node was sorted once more after its prolog (a sort waits
+# for quiet memory, up to 10 s on a busy machine), at most 30 s; the
+# helpers are seen then. Sets JOB and HELPER_NODES.
+job() {
+	local node srun_pid pid pids
+	cluster_plugstack "$SITE $*"
+	sortcount_reset
+	rm -f "$work/stop"
+	for node in "$cache_node" "$plain_node"; do : > "$(_sortcount_path "$node" "$NODES")/node0/compact"; done
+	srun -N 2 --zonesort=1 sh -c 'echo $SLURM_JOB_ID > '"$work"'/job; while [ ! -e '"$work"'/stop ]; do sleep 0.2; done' &
+	srun_pid=$!
+	wait_for 30 periodic_sorted
+	pids=$(pgrep -f "$ZS_ZONESORT run --every 1 .*statedir=$SC_STATE")
+	HELPER_NODES=$(for pid in $pids; do cluster_node_of_pid "$pid"; done | sort | tr '\n' ' ')
+	touch "$work/stop"
+	wait "$srun_pid"
+	JOB=$(cat "$work/job")
+	cluster_wait_job_gone "$JOB" 30
+}
+
+# --- the defaults -----------------------------------------------------------
+job
+like "$JOB" '^[0-9]+$' "one job on both nodes ran ($JOB)"
+is "$HELPER_NODES" "$cache_node " "a periodic helper ran on $cache_node only"
+sorts=$(sortcount_node "$cache_node")
+num_ok "$cache_node: sorted by the kernel interface in the prolog and during the step ($sorts sorts)" "$sorts >= 2"
+like "$(summary "$JOB" prolog "$cache_node")" "zonesort=every 1 s, 1 sort, .*backend kernel" "$cache_node: prolog summary"
+like "$(summary "$JOB" 'step 0' "$cache_node")" "zonesort=every 1 s, [1-9][0-9]* sorts?, .*0 failed.*backend kernel" \
+	"$cache_node: step summary counts the periodic sorts"
+is "$(compacted "$plain_node")" "" "$plain_node: not compacted"
+for where in prolog 'step 0'; do
+	like "$(summary "$JOB" "$where" "$plain_node")" \
+		"zonesort: job $JOB $where on $plain_node: zonesort=every 1 s, no memory-side cache: nothing to sort\$" \
+		"$plain_node: the $where summary says there is nothing to sort"
+done
+unlike "$(grep "zonesort: job $JOB" "$(cluster_slurmd_log "$plain_node")")" "error|failed:|unavailable" \
+	"$plain_node: no error, failure or 'unavailable' in its log"
+report=$(cluster_on_node "$plain_node" "$ZS_ZONESORT" report --job "$JOB" statedir="$SC_STATE" 2>&1)
+like "$report" "prolog +on $plain_node: zonesort=every 1 s, no memory-side cache: nothing to sort" \
+	"$plain_node: zonesort report says so for the prolog"
+like "$report" "step 0 +on $plain_node: zonesort=every 1 s, no memory-side cache: nothing to sort" "... and the step"
+like "$(cluster_on_node "$cache_node" "$ZS_ZONESORT" report --job "$JOB" statedir="$SC_STATE" 2>&1)" \
+	"step 0 +on $cache_node: zonesort=every 1 s, [1-9][0-9]* sorts?, .*backend kernel" \
+	"$cache_node: zonesort report counts its sorts"
+
+# --- a cache given by cache_size=, as a site does for one hwloc misses -------
+job cache_size=64MiB ways=1
+is "$(compacted "$plain_node")" 1 "cache_size=: $plain_node (no module there) is compacted"
+like "$(summary "$JOB" prolog "$plain_node")" "zonesort=every 1 s, 1 sort, .*backend compact" \
+	"... its prolog summary says so"
+is "$HELPER_NODES" "$cache_node $plain_node " "... and a periodic helper runs on both nodes"
+
+# --- compaction asked for on nodes without a cache ----------------------------
+job nocache=compact
+is "$(compacted "$plain_node")" 1 "nocache=compact: $plain_node is compacted"
+like "$(summary "$JOB" prolog "$plain_node")" "zonesort=every 1 s, 1 sort, .*backend compact" \
+	"... its prolog summary says so"
+cmp_ok "$(sortcount_node "$cache_node")" -ge 2 "... and $cache_node is still sorted by the kernel interface"
+is "$(compacted "$cache_node")" "" "... not compacted"
+done_testing
