@@ -22,7 +22,7 @@ if git -C "$ZS_SRCDIR" rev-parse --git-dir > /dev/null 2>&1; then
 	missing=
 	# A summary names its files as KIND:FILE[,FILE...].
 	for f in $(sed -n 's/^<!-- recompute: [a-z-]* \(.*\) -->$/\1/p' "$ZS_SRCDIR"/bench/REPORT-*.md "$ZS_SRCDIR/docs/measurements.md" |
-		tr ' ,' '\n\n' | sed 's/^[a-z-]*://'); do
+		tr ' ,' '\n\n' | sed 's/^[a-z-]*://' | sort -u); do
 		git -C "$ZS_SRCDIR" ls-files --error-unmatch "$f" > /dev/null 2>&1 || missing="$missing $f"
 	done
 	is "$missing" "" "every data file a table names is committed"
