@@ -708,7 +708,7 @@ void zsq_sort_begin(struct zsq_sort *qs, int nid, const struct zsp_geom *g)
 	/* Held blocks over a lowered maximum go first. */
 	if (qn->pages > qn->max)
 		qs->f.given_back += zsq_release(nid, qn->pages - qn->max, 0, ULONG_MAX);
-	zsq_pick_init(&qs->pick, g, qs->want, qn->limit);
+	zsq_pick_init(&qs->pick, g, qs->want, qn->max);
 	zsq_drain_node(qs, nid);
 }
 
@@ -796,7 +796,7 @@ bool zsq_settle(struct zsq_sort *qs)
 	 */
 	spin_lock(&qn->lock);
 	held = qn->pages;
-	limit = qn->limit;
+	limit = qn->max;
 	spin_unlock(&qn->lock);
 	zsq_pick_init(&qs->pick, &qs->pick.g, qs->want, held < limit ? limit - held : 0);
 	qs->settling = true;
@@ -815,6 +815,10 @@ void zsq_sort_done(struct zsq_sort *qs)
 			qn->limit = min(qn->max, max(qn->limit * 2, qn->base));
 		else if (qn->pages < qn->limit / 4)
 			qn->limit = max(qn->base, qn->limit / 2);
+		/* The sort took what it needed, up to the maximum: the limit
+		 * grows to cover it, so nothing it took goes back now. */
+		while (qn->limit < qn->pages && qn->limit < qn->max)
+			qn->limit = min(qn->max, max(qn->limit * 2, 1UL));
 		if (qn->pages > qn->limit)
 			over = qn->pages - qn->limit;
 		spin_unlock(&qn->lock);
