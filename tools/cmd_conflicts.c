@@ -201,13 +201,13 @@ static int parse_operands(int argc, char **argv, struct conflicts_args *a)
 		}
 		a->pids[a->npids++] = (pid_t)v;
 	}
-	rc = cli_policy(&a->policy, npol, pol) ? ZS_EXIT_USAGE : -1;
+	rc = cli_policy(&a->policy, npol, pol) ? ZS_EXIT_USAGE : CLI_GO_ON;
 	free(pol);
 	return rc;
 }
 
-/* Fills a from the command line. Returns -1 to go on, else the exit code
- * (help printed, or a usage error). */
+/* Fills a from the command line. Returns CLI_GO_ON, or the exit code (help
+ * printed, or a usage error). */
 static int parse_conflicts(int argc, char **argv, struct conflicts_args *a)
 {
 	static const struct option opts[] = {
@@ -245,11 +245,11 @@ static int parse_conflicts(int argc, char **argv, struct conflicts_args *a)
 	if (cli_cache_options(CMD, a->size_arg, a->ways_arg, &a->cache_size, &a->ways))
 		return ZS_EXIT_USAGE;
 	rc = parse_operands(argc, argv, a);
-	if (rc >= 0)
+	if (rc != CLI_GO_ON)
 		return rc;
 	if (!a->npids && !a->job)
 		return cli_usage_error(CMD, "give process ids or --job JOBID");
-	return -1;
+	return CLI_GO_ON;
 }
 
 /* Root, and every process given exists. Prints why not. */
@@ -376,7 +376,7 @@ int cmd_conflicts(int argc, char **argv)
 	struct conflicts_args a = { 0 };
 	int rc = parse_conflicts(argc, argv, &a);
 
-	if (rc < 0)
+	if (rc == CLI_GO_ON)
 		rc = can_measure(&a) ? run_conflicts(&a) : ZS_EXIT_FAIL;
 	free(a.pids);
 	return rc;

@@ -333,7 +333,7 @@ static void usage(void)
 	       "is not sampled.\n");
 }
 
-/* Reads the options into a. Returns -1 to go on, else the exit code (help
+/* Reads the options into a. Returns CLI_GO_ON, or the exit code (help
  * printed, or a usage error). */
 static int parse_run(int argc, char **argv, struct run_args *a)
 {
@@ -376,7 +376,7 @@ static int parse_run(int argc, char **argv, struct run_args *a)
 	}
 	if (!a->every)
 		return cli_usage_error("run", "--every SECONDS is required (1-%u)", ZS_MAX_PERIOD);
-	return -1;
+	return CLI_GO_ON;
 }
 
 /* "error: <what><msg>" as one line. */
@@ -537,7 +537,7 @@ int cmd_run(int argc, char **argv)
 	struct run_args a = { 0 };
 	int rc = parse_run(argc, argv, &a);
 
-	if (rc >= 0)
+	if (rc != CLI_GO_ON)
 		return rc;
 	helper_limits();
 	if (cli_policy(&a.policy, argc - optind, argv + optind))

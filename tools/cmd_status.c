@@ -563,8 +563,8 @@ static void usage(void)
 	       HIST_BINS);
 }
 
-/* Fills a from the command line. Returns -1 to go on, else the exit code
- * (help printed, or a usage error). */
+/* Fills a from the command line. Returns CLI_GO_ON, or the exit code (help
+ * printed, or a usage error). */
 static int parse_status(int argc, char **argv, struct status_args *a)
 {
 	static const struct option opts[] = {
@@ -621,7 +621,7 @@ static int parse_status(int argc, char **argv, struct status_args *a)
 		a->policy.memcache.cache_size = cache_size;
 	if (ways)
 		a->policy.memcache.ways = ways;
-	return -1;
+	return CLI_GO_ON;
 }
 
 /* One NUMA node's row: its memory, the sorter's view of it, its
@@ -720,5 +720,5 @@ int cmd_status(int argc, char **argv)
 	struct status_args a = { .fraction = 0.5 };
 	int rc = parse_status(argc, argv, &a);
 
-	return rc >= 0 ? rc : run_status(&a);
+	return rc != CLI_GO_ON ? rc : run_status(&a);
 }
