@@ -144,9 +144,8 @@ static int show_job(const struct zs_report_opts *o, uint32_t job, bool json, boo
 	case ZS_REPORT_FOUND:
 		break;
 	case ZS_REPORT_MISSING:
-	case ZS_REPORT_NOT_YOURS:
-		/* The same words whether the job is another user's or none:
-		 * they say nothing about other users' jobs. */
+		/* Also another user's job: the same words say nothing
+		 * about other users' jobs. */
 		if (!quiet_missing)
 			fprintf(stderr, "zonesort report: no record of job %u of yours on %s: the job did not run here, is not yours, zonesort did not act for it, or its record is older than the site keeps them\n",
 				job, host_name());
