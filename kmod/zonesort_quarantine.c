@@ -213,14 +213,20 @@ static void zsq_uncount(struct zsq_node *qn, const struct zsq_block *b)
 	qn->nblocks--;
 }
 
-/* Caller holds qn->lock; b is HELD and goes back now: no other path may
- * give it back too. */
-static void zsq_unlist(struct zsq_node *qn, struct zsq_block *b)
+/* Caller holds qn->lock; b is off every list and the caller gives it
+ * back now: isolation leaves it alone from here on. */
+static void zsq_releasing(struct zsq_node *qn, struct zsq_block *b)
 {
 	b->state = ZSQ_RELEASING;
+	zsq_uncount(qn, b);
+}
+
+/* Caller holds qn->lock; b is HELD and the caller gives it back now. */
+static void zsq_unlist(struct zsq_node *qn, struct zsq_block *b)
+{
 	list_del(&b->link);
 	qn->count[b->zone][b->order]--;
-	zsq_uncount(qn, b);
+	zsq_releasing(qn, b);
 }
 
 /* Gives back the blocks on list, unlinked and uncounted already. */
@@ -453,8 +459,7 @@ static bool zsq_hold_taken(struct zsq_sort *qs, struct zsq_node *qn, struct zsq_
 	spin_lock(&qn->lock);
 	back = b->release_wanted || zs_pageblock_mt(b->pfn) == MIGRATE_ISOLATE;
 	if (back) {
-		b->state = ZSQ_RELEASING;
-		zsq_uncount(qn, b);
+		zsq_releasing(qn, b);
 		list_add(&b->link, &out);
 	} else {
 		b->state = ZSQ_HELD;
@@ -626,8 +631,7 @@ static void zsq_settle_picked(struct zsq_sort *qs, struct zsq_node *qn, u64 *kee
 				qn->count[b->zone][b->order]++;
 				qs->f.kept += 1UL << b->order;
 			} else {
-				b->state = ZSQ_RELEASING;
-				zsq_uncount(qn, b);
+				zsq_releasing(qn, b);
 				list_add_tail(&b->link, &out);
 			}
 		}
