@@ -36,16 +36,12 @@ ours() { sinfo -h -N -o '%N|%t|%E' | awk -F'|' 'index($3, "NHC: check_hw_stream_
 of_job() { [ -f "$HIST" ] && jq -c --arg j "$1" 'select(.job == $j)' "$HIST"; }
 all_in() { [ "$(of_job "$1" | wc -l)" -eq 8 ]; }
 
+# idle_nodes: how many nodes are idle. idle_is N: true when N are.
+idle_nodes() { sinfo -h -N -o '%N %T' | awk '$2 == "idle" { n++ } END { print n + 0 }'; }
+idle_is() { [ "$(idle_nodes)" = "$1" ]; }
+
 # wave NAME VERDICTS OPTIONS...: one job on all eight nodes whose Epilogs all fail;
 # checks that two are drained and six held. Sets JOB and DRAINED.
-# idle_nodes [N]: prints how many nodes are idle; true when N are.
-idle_nodes() {
-	local n
-	n=$(sinfo -h -N -o '%N %T' | awk '$2 == "idle" { n++ } END { print n + 0 }')
-	[ $# -eq 0 ] && echo "$n"
-	[ $# -eq 0 ] || [ "$n" = "$1" ]
-}
-
 wave() {
 	local name=$1 want=$2 n line held
 	shift 2
@@ -67,7 +63,7 @@ wave() {
 		"[true,2,true]" "$name: each held node saw two or more ahead of it, limit 2, and released its own drain"
 	# A held node resumes its own drain after the job is gone; slurmctld
 	# shows it idle once it has handled that.
-	wait_for 30 idle_nodes 6
+	wait_for 30 idle_is 6
 	is "$(idle_nodes)" 6 "$name: the six held nodes are in service (idle, no 'Epilog error')"
 	is "$(grep -c 'HELD, not drained' "$T/runner.log")" 6 "$name: the runner logs HELD on each of the six"
 	held=0
