@@ -95,12 +95,17 @@ offline_ok() {
 		is "$rc/$(km_get "$LOG" "${t}_state")" 0/offline "$s: ... and went offline"
 		unlike "$lines" 'memory offlining .* failed' "$s: ... without a failed attempt"
 		# The kernel retries a page it failed to isolate; the module's
-		# must never be one. Its 6.x heads have a mapping (their movable
-		# operations), its 7.x pages are balloon pages (offline type). A
-		# page with neither (a process's page being freed as it exits) is
-		# the kernel's own retry.
+		# must never be one. Of the pages dumped "because: isolation
+		# failed", the module's 6.x heads have a mapping that is no file's
+		# (their movable operations: no aops line), its 7.x pages are
+		# balloon pages (offline type). Any other page (a process's page
+		# being freed as it exits) is the kernel's own retry.
 		local held_failed
-		held_failed=$(printf '%s\n' "$lines" | grep -E 'page: refcount:.* mapping:0*[1-9a-f][0-9a-f]* |page_type: .*(offline|balloon)')
+		held_failed=$(printf '%s\n' "$lines" | awk '
+			/ page: refcount:/ { page = $0; mapped = $0 !~ / mapping:0+ /; file = 0; offline = 0 }
+			/ aops:/ { file = 1 }
+			/ page_type: .*(offline|balloon)/ { offline = 1 }
+			/ page dumped because: isolation failed/ && page != "" && ((mapped && !file) || offline) { print page }')
 		is "$held_failed" "" "$s: ... and no page the kernel failed to isolate ($(printf '%s\n' "$lines" | grep -c 'failed to isolate pfn')) was one the module holds"
 	elif [ "$rc" != 0 ]; then
 		like "$rc" '^E[A-Z]+$' "$s: ... refused with an error ($rc)"
