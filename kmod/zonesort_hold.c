@@ -30,11 +30,16 @@
  * Isolation then passes the block, and whoever then tries to migrate it
  * asks us first (isolate_page, called with the page locked and a
  * reference taken):
- *   - memory offlining and soft offlining (ISOLATE_UNEVICTABLE) and
- *     contiguous allocations (the pageblock is isolated) get the block
- *     back: we drop our reference, which frees the other pages now, and
- *     the caller's reference frees the head when it lets go;
- *   - compaction (neither) is refused, as for a pinned page.
+ *   - memory offlining and soft offlining (ISOLATE_UNEVICTABLE),
+ *     contiguous allocations (the pageblock is isolated) and compaction
+ *     while vm.compact_unevictable_allowed is 1 (its default; compaction
+ *     then passes ISOLATE_UNEVICTABLE too) get the block back: we drop
+ *     our reference, which frees the other pages now, and the caller's
+ *     reference frees the head when it lets go. Held blocks never stand
+ *     in the way of huge pages;
+ *   - compaction with the sysctl at 0 is refused, as for a pinned page.
+ * A block another path is giving back already (zsq_block_isolated says
+ * so) is refused: that path frees it once it has the page lock.
  * page_private of the head points to the block while it is held; it is
  * cleared under the page lock before the block can be freed, so a block
  * found there with the page locked is alive.

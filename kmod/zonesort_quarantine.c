@@ -80,7 +80,16 @@
 #include "zonesort_quarantine_policy.h"
 #include "zonesort_take.h"
 
-enum zsq_state { ZSQ_INFLIGHT = 1, ZSQ_HELD, ZSQ_PICKING, ZSQ_GONE };
+/*
+ * A block's state, under its node's lock:
+ *   INFLIGHT   just taken, not yet on a list; isolation sets release_wanted
+ *   HELD       on qn->held: isolation takes it off and gives it back
+ *   PICKING    on qn->picking during a sort: isolation gives its pages back
+ *              and marks it GONE; the sort frees the descriptor
+ *   RELEASING  off every list, about to be given back by whoever took it
+ *              off (zsq_give_back): isolation leaves it to them
+ */
+enum zsq_state { ZSQ_INFLIGHT = 1, ZSQ_HELD, ZSQ_PICKING, ZSQ_GONE, ZSQ_RELEASING };
 
 /* Pages a sort may set aside as strays (zonesort_take.h): 8 MiB. */
 #define ZSQ_STRAY_PAGES 2048UL
@@ -204,12 +213,20 @@ static void zsq_uncount(struct zsq_node *qn, const struct zsq_block *b)
 	qn->nblocks--;
 }
 
-/* Caller holds qn->lock; b is HELD. */
+/* Caller holds qn->lock; b is off every list and the caller gives it
+ * back now: isolation leaves it alone from here on. */
+static void zsq_releasing(struct zsq_node *qn, struct zsq_block *b)
+{
+	b->state = ZSQ_RELEASING;
+	zsq_uncount(qn, b);
+}
+
+/* Caller holds qn->lock; b is HELD and the caller gives it back now. */
 static void zsq_unlist(struct zsq_node *qn, struct zsq_block *b)
 {
 	list_del(&b->link);
 	qn->count[b->zone][b->order]--;
-	zsq_uncount(qn, b);
+	zsq_releasing(qn, b);
 }
 
 /* Gives back the blocks on list, unlinked and uncounted already. */
@@ -218,6 +235,8 @@ static unsigned long zsq_give_back(int nid, struct list_head *list)
 	struct zsq_block *b, *next;
 	unsigned long pages = 0;
 
+	if (!list_empty(list))
+		zs_test_give_back_pause();
 	list_for_each_entry_safe(b, next, list, link) {
 		list_del(&b->link);
 		zsh_release(b);
@@ -327,7 +346,7 @@ bool zsq_block_isolated(struct zsq_block *b, bool *free_block)
 		b->release_wanted = true;
 		give = false;
 		break;
-	default:
+	default:	/* GONE, RELEASING: another path gives it back */
 		give = false;
 	}
 	spin_unlock(&qn->lock);
@@ -440,7 +459,7 @@ static bool zsq_hold_taken(struct zsq_sort *qs, struct zsq_node *qn, struct zsq_
 	spin_lock(&qn->lock);
 	back = b->release_wanted || zs_pageblock_mt(b->pfn) == MIGRATE_ISOLATE;
 	if (back) {
-		zsq_uncount(qn, b);
+		zsq_releasing(qn, b);
 		list_add(&b->link, &out);
 	} else {
 		b->state = ZSQ_HELD;
@@ -612,7 +631,7 @@ static void zsq_settle_picked(struct zsq_sort *qs, struct zsq_node *qn, u64 *kee
 				qn->count[b->zone][b->order]++;
 				qs->f.kept += 1UL << b->order;
 			} else {
-				zsq_uncount(qn, b);
+				zsq_releasing(qn, b);
 				list_add_tail(&b->link, &out);
 			}
 		}

@@ -16,10 +16,13 @@
  * to (right: a sort only reorders lists; the hook then puts it back),
  * "returned" to its old list, "gone" (allocated or merged meanwhile:
  * nothing shown), or "none" when the sort ended with the hook still armed
- * (no walk resumed).
+ * (no walk resumed). The parameter test_give_back_delay_ms holds blocks
+ * that are off their lists and on their way back that long before they
+ * are freed, so that isolation (compaction, offlining) meets them there.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
@@ -47,6 +50,18 @@ static struct {
 	unsigned int order;
 	int from, to;
 } zs_moved;
+
+static unsigned int zs_test_give_back_ms;
+module_param_named(test_give_back_delay_ms, zs_test_give_back_ms, uint, 0644);
+MODULE_PARM_DESC(test_give_back_delay_ms, "test builds: pause before blocks on their way back are freed (0-1000 ms)");
+
+void zs_test_give_back_pause(void)
+{
+	unsigned int ms = READ_ONCE(zs_test_give_back_ms);
+
+	if (ms)
+		msleep(min(ms, 1000U));
+}
 
 unsigned int zs_test_batch(unsigned int batch)
 {

@@ -28,8 +28,8 @@ static FILE *open_proc(const char *path, const char *dflt, char *err)
 	return f;
 }
 
-int zs_zones_read(const char *zoneinfo, const char *buddyinfo, struct zs_zone **out,
-		  unsigned *n, char *err)
+/* The zones of zoneinfo that span pages, in the order listed. */
+static int read_zoneinfo(const char *zoneinfo, struct zs_zone **out, unsigned *n, char *err)
 {
 	struct zs_zone *z = NULL, cur;
 	unsigned count = 0;
@@ -80,16 +80,19 @@ int zs_zones_read(const char *zoneinfo, const char *buddyinfo, struct zs_zone **
 			cur.start_pfn = v;
 	}
 	fclose(f);
-	if (!count) {
-		free(z);
-		return zs_fail(err, "%s lists no zone with memory", zoneinfo ? zoneinfo : "/proc/zoneinfo");
-	}
+	*out = z;
+	*n = count;
+	return 0;
+}
 
-	f = open_proc(buddyinfo, "/proc/buddyinfo", err);
-	if (!f) {
-		free(z);
+/* Fills in the free-list counts of the zones that buddyinfo lists. */
+static int read_buddyinfo(const char *buddyinfo, struct zs_zone *z, unsigned count, char *err)
+{
+	char line[512];
+	FILE *f = open_proc(buddyinfo, "/proc/buddyinfo", err);
+
+	if (!f)
 		return -1;
-	}
 	while (fgets(line, sizeof(line), f)) {
 		int node, used = 0;
 		char name[16];
@@ -113,6 +116,25 @@ int zs_zones_read(const char *zoneinfo, const char *buddyinfo, struct zs_zone **
 		}
 	}
 	fclose(f);
+	return 0;
+}
+
+int zs_zones_read(const char *zoneinfo, const char *buddyinfo, struct zs_zone **out,
+		  unsigned *n, char *err)
+{
+	struct zs_zone *z;
+	unsigned count;
+
+	if (read_zoneinfo(zoneinfo, &z, &count, err))
+		return -1;
+	if (!count) {
+		free(z);
+		return zs_fail(err, "%s lists no zone with memory", zoneinfo ? zoneinfo : "/proc/zoneinfo");
+	}
+	if (read_buddyinfo(buddyinfo, z, count, err)) {
+		free(z);
+		return -1;
+	}
 	*out = z;
 	*n = count;
 	return 0;

@@ -214,52 +214,64 @@ static int merge_new(struct zs_pfnset *s, size_t start)
 	return 0;
 }
 
-enum zs_pagemap_result zs_pagemap_collect(pid_t pid, struct zs_pfnset *set, char *err)
+/* smaps, not maps: its Rss says which mappings hold resident pages at all,
+ * so reservations (PROT_NONE, MAP_NORESERVE, never touched) cost nothing
+ * however large. NULL with *rc set when it cannot be opened. */
+static FILE *open_smaps(pid_t pid, enum zs_pagemap_result *rc, char *err)
 {
-	char path[64], *line = NULL;
-	size_t linecap = 0, start_n = set->n;
-	uint64_t start_present = set->present, start_zero = set->zero_pfn;
-	unsigned long long lo = 0, hi = 0;
-	bool have_vma = false;
-	struct reader rd = { .fd = -1, .pid = pid, .path = path };
+	char path[64];
 	FILE *smaps;
-	enum zs_pagemap_result rc = ZS_PAGEMAP_ERROR;
 
-	if (!zs_pagemap_privileged())
-		return zs_fail(err, "root is needed: /proc/%d/pagemap shows page frame numbers only to root (CAP_SYS_ADMIN), to anyone else they read as 0",
-			       (int)pid);
-	if (!set->budget)
-		set->budget = ZS_PAGEMAP_BUDGET;
-	/* smaps, not maps: its Rss says which mappings hold resident pages at
-	 * all, so reservations (PROT_NONE, MAP_NORESERVE, never touched) cost
-	 * nothing however large. */
 	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
 	smaps = fopen(path, "re");
-	if (!smaps) {
+	if (smaps)
+		return smaps;
+	if (errno == ENOENT || errno == ESRCH) {
+		zs_fail(err, "no process %d", (int)pid);
+		*rc = ZS_PAGEMAP_GONE;
+	} else {
+		zs_fail(err, "cannot read %s: %s", path, strerror(errno));
+		*rc = ZS_PAGEMAP_ERROR;
+	}
+	return NULL;
+}
+
+/* Opens rd->path (the pagemap of rd->pid) and its read buffer. */
+static enum zs_pagemap_result reader_open(struct reader *rd, bool scan, char *err)
+{
+	rd->fd = open(rd->path, O_RDONLY | O_CLOEXEC);
+	if (rd->fd < 0) {
 		if (errno == ENOENT || errno == ESRCH) {
-			zs_fail(err, "no process %d", (int)pid);
+			zs_fail(err, "process %d exited before its pages were read", (int)rd->pid);
 			return ZS_PAGEMAP_GONE;
 		}
-		return zs_fail(err, "cannot read %s: %s", path, strerror(errno));
+		return zs_fail(err, "cannot open %s: %s", rd->path, strerror(errno));
 	}
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
-	rd.fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (rd.fd < 0) {
-		if (errno == ENOENT || errno == ESRCH) {
-			zs_fail(err, "process %d exited before its pages were read", (int)pid);
-			rc = ZS_PAGEMAP_GONE;
-		} else {
-			zs_fail(err, "cannot open %s: %s", path, strerror(errno));
-		}
-		goto out;
-	}
-	rd.buf = malloc(PM_CHUNK * sizeof(*rd.buf));
-	if (!rd.buf) {
-		zs_fail(err, "out of memory");
-		goto out;
-	}
-	rd.page = sysconf(_SC_PAGESIZE);
-	rd.scan = !set->no_scan;
+	rd->buf = malloc(PM_CHUNK * sizeof(*rd->buf));
+	if (!rd->buf)
+		return zs_fail(err, "out of memory");
+	rd->page = sysconf(_SC_PAGESIZE);
+	rd->scan = scan;
+	return ZS_PAGEMAP_OK;
+}
+
+static void reader_close(struct reader *rd)
+{
+	free(rd->buf);
+	if (rd->fd >= 0)
+		close(rd->fd);
+}
+
+/* Reads the frames of every mapping smaps lists with resident pages. */
+static enum zs_pagemap_result read_smaps(FILE *smaps, struct reader *rd, struct zs_pfnset *set,
+					 char *err)
+{
+	char *line = NULL;
+	size_t linecap = 0;
+	unsigned long long lo = 0, hi = 0;
+	bool have_vma = false;
+	enum zs_pagemap_result rc = ZS_PAGEMAP_OK;
+
 	while (getline(&line, &linecap, smaps) > 0) {
 		unsigned long long a, b, rss_kb;
 		int r;
@@ -278,44 +290,58 @@ enum zs_pagemap_result zs_pagemap_collect(pid_t pid, struct zs_pfnset *set, char
 			set->skipped_mappings++;
 			continue;
 		}
-		r = read_mapping(&rd, set, lo, hi, rss_kb * 1024 / (unsigned long long)rd.page, err);
-		if (r < 0)
-			goto out;
-		if (r > 0) {
-			zs_fail(err, "process %d exited while its pages were read", (int)pid);
-			rc = ZS_PAGEMAP_GONE;
-			goto out;
+		r = read_mapping(rd, set, lo, hi, rss_kb * 1024 / (unsigned long long)rd->page, err);
+		if (r) {
+			rc = r < 0 ? ZS_PAGEMAP_ERROR : ZS_PAGEMAP_GONE;
+			if (r > 0)
+				zs_fail(err, "process %d exited while its pages were read", (int)rd->pid);
+			break;
 		}
 	}
-	if (ferror(smaps)) {
-		if (!process_exists(pid)) {
-			zs_fail(err, "process %d exited while its pages were read", (int)pid);
+	free(line);
+	if (rc == ZS_PAGEMAP_OK && ferror(smaps)) {
+		if (!process_exists(rd->pid)) {
+			zs_fail(err, "process %d exited while its pages were read", (int)rd->pid);
 			rc = ZS_PAGEMAP_GONE;
 		} else {
-			zs_fail(err, "/proc/%d/smaps: read error", (int)pid);
+			rc = zs_fail(err, "/proc/%d/smaps: read error", (int)rd->pid);
 		}
-		goto out;
 	}
-	if (set->zero_pfn > start_zero && set->n == start_n) {
-		zs_fail(err, "/proc/%d/pagemap hides page frame numbers (they read as 0): CAP_SYS_ADMIN is needed",
-			(int)pid);
-		goto out;
-	}
-	if (merge_new(set, start_n)) {
-		zs_fail(err, "out of memory");
-		goto out;
-	}
-	rc = ZS_PAGEMAP_OK;
-out:
+	return rc;
+}
+
+enum zs_pagemap_result zs_pagemap_collect(pid_t pid, struct zs_pfnset *set, char *err)
+{
+	char path[64];
+	size_t start_n = set->n;
+	uint64_t start_present = set->present, start_zero = set->zero_pfn;
+	struct reader rd = { .fd = -1, .pid = pid, .path = path };
+	FILE *smaps;
+	enum zs_pagemap_result rc = ZS_PAGEMAP_ERROR;
+
+	if (!zs_pagemap_privileged())
+		return zs_fail(err, "root is needed: /proc/%d/pagemap shows page frame numbers only to root (CAP_SYS_ADMIN), to anyone else they read as 0",
+			       (int)pid);
+	if (!set->budget)
+		set->budget = ZS_PAGEMAP_BUDGET;
+	smaps = open_smaps(pid, &rc, err);
+	if (!smaps)
+		return rc;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	rc = reader_open(&rd, !set->no_scan, err);
+	if (rc == ZS_PAGEMAP_OK)
+		rc = read_smaps(smaps, &rd, set, err);
+	if (rc == ZS_PAGEMAP_OK && set->zero_pfn > start_zero && set->n == start_n)
+		rc = zs_fail(err, "/proc/%d/pagemap hides page frame numbers (they read as 0): CAP_SYS_ADMIN is needed",
+			     (int)pid);
+	if (rc == ZS_PAGEMAP_OK && merge_new(set, start_n))
+		rc = zs_fail(err, "out of memory");
 	if (rc != ZS_PAGEMAP_OK) {
 		set->n = start_n;
 		set->present = start_present;
 		set->zero_pfn = start_zero;
 	}
-	free(line);
-	free(rd.buf);
-	if (rd.fd >= 0)
-		close(rd.fd);
+	reader_close(&rd);
 	fclose(smaps);
 	return rc;
 }

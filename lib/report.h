@@ -58,8 +58,7 @@ int zs_report_expire(const struct zs_report_opts *o, time_t now, unsigned *remov
 
 enum zs_report_status {
 	ZS_REPORT_FOUND,
-	ZS_REPORT_MISSING,	/* no report of that job on this node */
-	ZS_REPORT_NOT_YOURS,	/* kept for callers; a user's lookup never tells */
+	ZS_REPORT_MISSING,	/* none of that job on this node, or not the caller's */
 	ZS_REPORT_ERROR,
 };
 

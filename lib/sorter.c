@@ -437,7 +437,7 @@ static void stamp(struct zs_sorter *s, int node, const char *what, long long sta
  * blocks back (they merge with their buddies), compact the node (movable
  * pages move together, free memory joins into large blocks) and sort
  * again. Compaction migrates running jobs' pages, so a node is compacted
- * so at most once per compact_interval seconds, and only with
+ * at most once per compact_interval seconds, and only with
  * compact_full=yes.
  */
 /* The module's estimate after its sort, above which a full quarantine has

@@ -16,8 +16,8 @@
 #define HUGE_PAGE ((uint64_t)2 << 20)
 /* Consecutive arrays start 64 elements (512 bytes) further into their
  * 2 MiB-aligned slot than the one before: arrays a large power of two apart
- * compete for the same cache sets and the same memory-side cache slots
- * (measured here: 16 GB/s exactly 1 GiB apart, 27 GB/s staggered). */
+ * compete for the same cache sets and the same memory-side cache slots,
+ * which would make the probe report the collisions of its own layout. */
 #define STAGGER ((uint64_t)64 * ST_ELEM)
 
 /* The scalar of scale and triad, and the initial values. STREAM uses 3.0;
@@ -305,49 +305,57 @@ static void check_range(const double *x, int which, double want, size_t lo, size
 	}
 }
 
-int st_run(const struct st_topo *t, const struct st_run_cfg *cfg, struct st_result *res,
-	   char *err)
+/* Per-thread state of one run, and its timings. */
+struct team {
+	int nt;
+	hwloc_bitmap_t *sets;	/* the CPUs to bind each thread to, later those
+				 * it is bound to */
+	int *bind_err;		/* errno of a failed binding, per thread */
+	struct bad *bads;	/* wrong elements found, per thread */
+	double *times;		/* kernel k, repetition r: times[k * R + r] */
+};
+
+static int team_alloc(const struct st_run_cfg *cfg, struct team *tm, char *err)
 {
 	const int nt = cfg->threads;
-	const unsigned R = cfg->repeats;
-	const uint64_t n = cfg->elements;
-	struct arrays ar = { 0 };
-	st_kernel_fn fn[ST_NKERNELS];
-	double *times = NULL;
-	hwloc_bitmap_t *sets = NULL;
-	int *bind_err = NULL;
-	struct bad *bads = NULL;
-	int team = 0, rc = -1;
 
-	memset(res, 0, sizeof(*res));
-	if (nt < 1 || n < (uint64_t)nt * ST_LINE_ELEMS || !R || !cfg->kernel_mask)
-		return zs_fail(err, "nothing to measure (%d threads, %llu elements)", nt,
-			       (unsigned long long)n);
-	for (int k = 0; k < ST_NKERNELS; k++)
-		fn[k] = st_kernel_get(cfg->isa, cfg->streaming, (enum st_kernel)k);
-	times = calloc((size_t)ST_NKERNELS * R, sizeof(*times));
-	sets = calloc((size_t)nt, sizeof(*sets));
-	bind_err = calloc((size_t)nt, sizeof(*bind_err));
-	bads = calloc((size_t)nt, sizeof(*bads));
-	if (!times || !sets || !bind_err || !bads) {
-		zs_fail(err, "out of memory");
-		goto out;
-	}
+	tm->nt = nt;
+	tm->times = calloc((size_t)ST_NKERNELS * cfg->repeats, sizeof(*tm->times));
+	tm->sets = calloc((size_t)nt, sizeof(*tm->sets));
+	tm->bind_err = calloc((size_t)nt, sizeof(*tm->bind_err));
+	tm->bads = calloc((size_t)nt, sizeof(*tm->bads));
+	if (!tm->times || !tm->sets || !tm->bind_err || !tm->bads)
+		return zs_fail(err, "out of memory");
 	for (int i = 0; i < nt; i++) {
-		sets[i] = hwloc_bitmap_alloc();
-		if (!sets[i]) {
-			zs_fail(err, "out of memory");
-			goto out;
-		}
+		tm->sets[i] = hwloc_bitmap_alloc();
+		if (!tm->sets[i])
+			return zs_fail(err, "out of memory");
 		if (cfg->pin)
-			hwloc_bitmap_only(sets[i], (unsigned)cfg->pin[i % cfg->npin]);
+			hwloc_bitmap_only(tm->sets[i], (unsigned)cfg->pin[i % cfg->npin]);
 	}
-	if (arrays_alloc(cfg, &ar, err))
-		goto out;
+	return 0;
+}
+
+static void team_free(struct team *tm)
+{
+	for (int i = 0; tm->sets && i < tm->nt; i++)
+		hwloc_bitmap_free(tm->sets[i]);
+	free(tm->sets);
+	free(tm->times);
+	free(tm->bind_err);
+	free(tm->bads);
+}
+
+/* Bind, then first touch: each thread writes the share it will work on,
+ * so its pages come from its own node (or the bound node). */
+static int bind_and_touch(const struct st_topo *t, const struct st_run_cfg *cfg,
+			  struct team *tm, const struct arrays *ar, char *err)
+{
+	const int nt = cfg->threads;
+	const uint64_t n = cfg->elements;
+	int team = 0;
 
 	omp_set_dynamic(0);
-	/* Bind, then first touch: each thread writes the share it will work
-	 * on, so its pages come from its own node (or the bound node). */
 #pragma omp parallel num_threads(nt)
 	{
 		const int me = omp_get_thread_num();
@@ -355,29 +363,35 @@ int st_run(const struct st_topo *t, const struct st_run_cfg *cfg, struct st_resu
 
 		if (me == 0)
 			team = omp_get_num_threads();
-		if (cfg->pin && hwloc_set_cpubind(t->topo, sets[me], HWLOC_CPUBIND_THREAD))
-			bind_err[me] = errno ? errno : EINVAL;
+		if (cfg->pin && hwloc_set_cpubind(t->topo, tm->sets[me], HWLOC_CPUBIND_THREAD))
+			tm->bind_err[me] = errno ? errno : EINVAL;
 		chunk(n, me, nt, &lo, &hi);
 		for (size_t i = lo; i < hi; i++) {
-			ar.a[i] = INIT_A;
-			ar.b[i] = INIT_B;
-			ar.c[i] = INIT_C;
+			ar->a[i] = INIT_A;
+			ar->b[i] = INIT_B;
+			ar->c[i] = INIT_C;
 		}
 	}
-	if (team != nt) {
-		zs_fail(err, "the OpenMP runtime gave %d threads instead of %d (check OMP_THREAD_LIMIT)",
-			team, nt);
-		goto out;
-	}
-	for (int i = 0; i < nt; i++) {
-		if (bind_err[i]) {
-			zs_fail(err, "cannot bind thread %d to CPU %d: %s", i,
-				cfg->pin[i % cfg->npin], strerror(bind_err[i]));
-			goto out;
-		}
-	}
+	if (team != nt)
+		return zs_fail(err, "the OpenMP runtime gave %d threads instead of %d (check OMP_THREAD_LIMIT)",
+			       team, nt);
+	for (int i = 0; i < nt; i++)
+		if (tm->bind_err[i])
+			return zs_fail(err, "cannot bind thread %d to CPU %d: %s", i,
+				       cfg->pin[i % cfg->npin], strerror(tm->bind_err[i]));
+	return 0;
+}
 
-	/* One untimed warm-up repetition, then R timed ones. */
+/* One untimed warm-up repetition, then R timed ones. */
+static void time_kernels(const struct st_run_cfg *cfg, const struct arrays *ar, double *times)
+{
+	const int nt = cfg->threads;
+	const unsigned R = cfg->repeats;
+	const uint64_t n = cfg->elements;
+	st_kernel_fn fn[ST_NKERNELS];
+
+	for (int k = 0; k < ST_NKERNELS; k++)
+		fn[k] = st_kernel_get(cfg->isa, cfg->streaming, (enum st_kernel)k);
 	for (int r = -1; r < (int)R; r++) {
 		for (int k = 0; k < ST_NKERNELS; k++) {
 			if (!(cfg->kernel_mask & (1u << k)))
@@ -390,7 +404,7 @@ int st_run(const struct st_topo *t, const struct st_run_cfg *cfg, struct st_resu
 				size_t lo, hi;
 
 				chunk(n, omp_get_thread_num(), nt, &lo, &hi);
-				f(ar.a, ar.b, ar.c, SCALAR, lo, hi);
+				f(ar->a, ar->b, ar->c, SCALAR, lo, hi);
 			}
 			double dt = omp_get_wtime() - t0;
 
@@ -398,51 +412,66 @@ int st_run(const struct st_topo *t, const struct st_run_cfg *cfg, struct st_resu
 				times[(size_t)k * R + (unsigned)r] = dt > 1e-9 ? dt : 1e-9;
 		}
 	}
-	if (cfg->corrupt) {
-		int last = 0;
+}
 
-		for (int k = 0; k < ST_NKERNELS; k++)
-			if (cfg->kernel_mask & (1u << k))
-				last = k;
-		kernel_dst((enum st_kernel)last, &ar)[n / 2] += 1.0;
-	}
+/* The test hook: one element of the array the last kernel wrote. */
+static void spoil_result(const struct st_run_cfg *cfg, const struct arrays *ar)
+{
+	int last = 0;
 
-	/* Expected values: the same operations on scalars, repeated as often
-	 * (STREAM's checkSTREAMresults). */
-	double ea = INIT_A, eb = INIT_B, ec = INIT_C;
+	for (int k = 0; k < ST_NKERNELS; k++)
+		if (cfg->kernel_mask & (1u << k))
+			last = k;
+	kernel_dst((enum st_kernel)last, ar)[cfg->elements / 2] += 1.0;
+}
 
-	for (unsigned r = 0; r <= R; r++) {
+/* Expected values: the same operations on scalars, repeated as often
+ * (STREAM's checkSTREAMresults). */
+static void expected_values(const struct st_run_cfg *cfg, double *ea, double *eb, double *ec)
+{
+	*ea = INIT_A;
+	*eb = INIT_B;
+	*ec = INIT_C;
+	for (unsigned r = 0; r <= cfg->repeats; r++) {
 		if (cfg->kernel_mask & (1u << ST_COPY))
-			ec = ea;
+			*ec = *ea;
 		if (cfg->kernel_mask & (1u << ST_SCALE))
-			eb = SCALAR * ec;
+			*eb = SCALAR * *ec;
 		if (cfg->kernel_mask & (1u << ST_ADD))
-			ec = ea + eb;
+			*ec = *ea + *eb;
 		if (cfg->kernel_mask & (1u << ST_TRIAD))
-			ea = eb + SCALAR * ec;
+			*ea = *eb + SCALAR * *ec;
 	}
+}
 
+/* Checks every element and reads back what each thread is bound to. */
+static void validate(const struct st_topo *t, const struct st_run_cfg *cfg, struct team *tm,
+		     const struct arrays *ar, struct st_result *res)
+{
+	const int nt = cfg->threads;
+	const uint64_t n = cfg->elements;
+	double ea, eb, ec;
+	uint64_t nbad = 0;
+	const struct bad *first = NULL;
+
+	expected_values(cfg, &ea, &eb, &ec);
 #pragma omp parallel num_threads(nt)
 	{
 		const int me = omp_get_thread_num();
 		size_t lo, hi;
 
 		/* What each thread is bound to now: the CPUs reported. */
-		if (hwloc_get_cpubind(t->topo, sets[me], HWLOC_CPUBIND_THREAD))
-			hwloc_bitmap_zero(sets[me]);
+		if (hwloc_get_cpubind(t->topo, tm->sets[me], HWLOC_CPUBIND_THREAD))
+			hwloc_bitmap_zero(tm->sets[me]);
 		chunk(n, me, nt, &lo, &hi);
-		check_range(ar.a, 0, ea, lo, hi, &bads[me]);
-		check_range(ar.b, 1, eb, lo, hi, &bads[me]);
-		check_range(ar.c, 2, ec, lo, hi, &bads[me]);
+		check_range(ar->a, 0, ea, lo, hi, &tm->bads[me]);
+		check_range(ar->b, 1, eb, lo, hi, &tm->bads[me]);
+		check_range(ar->c, 2, ec, lo, hi, &tm->bads[me]);
 	}
-
-	uint64_t nbad = 0;
-	const struct bad *first = NULL;
-
 	for (int i = 0; i < nt; i++) {
-		if (bads[i].count && !first)
-			first = &bads[i];
-		nbad += bads[i].count;
+		if (tm->bads[i].count && !first)
+			first = &tm->bads[i];
+		nbad += tm->bads[i].count;
 	}
 	res->valid = nbad == 0;
 	if (first)
@@ -450,43 +479,61 @@ int st_run(const struct st_topo *t, const struct st_run_cfg *cfg, struct st_resu
 			 "%c[%zu] = %.17g but %.17g was expected (%llu of %llu elements wrong)",
 			 "abc"[first->array], first->index, first->got, first->want,
 			 (unsigned long long)nbad, (unsigned long long)(ST_NARRAYS * n));
+}
 
-	for (int k = 0; k < ST_NKERNELS; k++)
-		if (cfg->kernel_mask & (1u << k))
-			stats(times + (size_t)k * R, R,
-			      (double)st_kernel_bytes((enum st_kernel)k) * (double)n,
-			      &res->kernel[k]);
-
-	/* The union of the threads' bindings, in increasing order. */
+/* The union of the threads' bindings, in increasing order. */
+static int bound_cpus(const struct team *tm, struct st_result *res, char *err)
+{
 	hwloc_bitmap_t all = hwloc_bitmap_alloc();
+	int w, cpu, j = 0;
 
-	if (!all) {
-		zs_fail(err, "out of memory");
-		goto out;
-	}
-	for (int i = 0; i < nt; i++)
-		hwloc_bitmap_or(all, all, sets[i]);
-	int w = hwloc_bitmap_weight(all), cpu, j = 0;
-
+	if (!all)
+		return zs_fail(err, "out of memory");
+	for (int i = 0; i < tm->nt; i++)
+		hwloc_bitmap_or(all, all, tm->sets[i]);
+	w = hwloc_bitmap_weight(all);
 	res->cpus = calloc(w > 0 ? (size_t)w : 1, sizeof(int));
 	if (!res->cpus) {
 		hwloc_bitmap_free(all);
-		zs_fail(err, "out of memory");
-		goto out;
+		return zs_fail(err, "out of memory");
 	}
 	hwloc_bitmap_foreach_begin(cpu, all)
 		res->cpus[j++] = cpu;
 	hwloc_bitmap_foreach_end();
 	res->ncpus = j;
 	hwloc_bitmap_free(all);
-	rc = 0;
+	return 0;
+}
+
+int st_run(const struct st_topo *t, const struct st_run_cfg *cfg, struct st_result *res,
+	   char *err)
+{
+	const unsigned R = cfg->repeats;
+	const uint64_t n = cfg->elements;
+	struct arrays ar = { 0 };
+	struct team tm = { 0 };
+	int rc = -1;
+
+	memset(res, 0, sizeof(*res));
+	if (cfg->threads < 1 || n < (uint64_t)cfg->threads * ST_LINE_ELEMS || !R ||
+	    !cfg->kernel_mask)
+		return zs_fail(err, "nothing to measure (%d threads, %llu elements)", cfg->threads,
+			       (unsigned long long)n);
+	if (team_alloc(cfg, &tm, err) || arrays_alloc(cfg, &ar, err) ||
+	    bind_and_touch(t, cfg, &tm, &ar, err))
+		goto out;
+	time_kernels(cfg, &ar, tm.times);
+	if (cfg->corrupt)
+		spoil_result(cfg, &ar);
+	validate(t, cfg, &tm, &ar, res);
+	for (int k = 0; k < ST_NKERNELS; k++)
+		if (cfg->kernel_mask & (1u << k))
+			stats(tm.times + (size_t)k * R, R,
+			      (double)st_kernel_bytes((enum st_kernel)k) * (double)n,
+			      &res->kernel[k]);
+	rc = bound_cpus(&tm, res, err);
 out:
 	arrays_free(&ar);
-	for (int i = 0; sets && i < nt; i++)
-		hwloc_bitmap_free(sets[i]);
-	free(sets);
-	free(times);
-	free(bind_err);
-	free(bads);
+	team_free(&tm);
 	return rc;
 }

@@ -30,6 +30,7 @@ enum {
 	EXIT_USAGE = 2,
 	EXIT_MEASURE = 3,
 	EXIT_INVALID = 4,
+	GO_ON = -1,		/* not an exit status: the next step runs */
 };
 
 #define DEFAULT_REPEATS 20u
@@ -185,9 +186,113 @@ static int parse_kernels(const char *s, unsigned *mask, char *err)
 	return rc;
 }
 
+/* A size that must not be zero; example names one for the message. */
+static int parse_nonzero_size(const char *name, const char *arg, const char *example,
+			      uint64_t *v)
+{
+	char err[ZS_ERRLEN];
+
+	if (zs_parse_size(name, arg, v, err))
+		return usage_error("%s", err);
+	if (!*v)
+		return usage_error("%s: '%s' is zero; expected a size such as %s", name, arg, example);
+	return GO_ON;
+}
+
+static int parse_min_bw(const char *arg, double *bw)
+{
+	char err[ZS_ERRLEN];
+
+	/* The unit parser ignores case; a lower-case b is bits. */
+	if (strstr(arg, "b/s"))
+		return usage_error("--min-bw: '%s' is in bits per second; expected a number with a unit GB/s, MB/s, TB/s, GiB/s, MiB/s or TiB/s (a bare number means GB/s), e.g. 300GB/s",
+				   arg);
+	if (zs_parse_bandwidth("--min-bw", arg, bw, err))
+		return usage_error("%s", err);
+	if (*bw <= 0)
+		return usage_error("--min-bw: '%s' is not above zero; expected a bandwidth such as 300GB/s",
+				   arg);
+	return GO_ON;
+}
+
+static int parse_isa(const char *arg, enum st_isa *isa)
+{
+	*isa = st_isa_parse(arg);
+	if (*isa == ST_NISA)
+		return usage_error("--isa: '%s' is not an instruction set; expected auto, avx512, avx, sse2 or generic",
+				   arg);
+	if (*isa != ST_ISA_AUTO && !st_isa_supported(*isa))
+		return usage_error("--isa: this CPU (or this build) cannot run '%s' kernels; the widest it can run is %s",
+				   arg, st_isa_name(st_isa_best()));
+	return GO_ON;
+}
+
+static int parse_numa_cpus(const char *arg, enum numa_cpus *which)
+{
+	if (!strcmp(arg, "local"))
+		*which = NUMA_CPUS_LOCAL;
+	else if (!strcmp(arg, "all"))
+		*which = NUMA_CPUS_ALL;
+	else
+		return usage_error("--numa-cpus: '%s' is not accepted; expected local or all", arg);
+	return GO_ON;
+}
+
+enum { OPT_NO_NT = 256, OPT_ISA, OPT_NUMA, OPT_NUMA_CPUS, OPT_MEMCACHE };
+
+/* One option c that getopt_long returned, its value in optarg. Returns GO_ON
+ * to go on, else the exit code. */
+static int parse_option(int c, char **argv, struct opts *o)
+{
+	char err[ZS_ERRLEN];
+	uint64_t u;
+
+	switch (c) {
+	case 's':
+		o->size_text = optarg;
+		return parse_nonzero_size("--size", optarg, "512M or 2GiB", &o->size);
+	case 'r':
+		if (zs_parse_u64("--repeats", optarg, 1, MAX_REPEATS, &u, err))
+			return usage_error("%s", err);
+		o->repeats = (unsigned)u;
+		return GO_ON;
+	case 'k':
+		return parse_kernels(optarg, &o->kernel_mask, err) ? usage_error("%s", err) : GO_ON;
+	case 'm':
+		return parse_min_bw(optarg, &o->min_bw);
+	case 'j':
+		o->json = true;
+		return GO_ON;
+	case OPT_NO_NT:
+		o->streaming = false;
+		return GO_ON;
+	case OPT_ISA:
+		return parse_isa(optarg, &o->isa);
+	case OPT_NUMA:
+		o->numa = true;
+		return GO_ON;
+	case OPT_NUMA_CPUS:
+		return parse_numa_cpus(optarg, &o->numa_cpus);
+	case OPT_MEMCACHE:
+		return parse_nonzero_size("--memcache-size", optarg, "16GiB", &o->memcache_size);
+	case 'h':
+		usage();
+		exit(EXIT_OK);
+	case 'V':
+		printf(PROG " (" PACKAGE_NAME ") " PACKAGE_VERSION "\n");
+		exit(EXIT_OK);
+	case ':':
+		return usage_error("option '%s' needs a value", argv[optind - 1]);
+	default:
+		if (!strncmp(argv[optind - 1], "--", 2))
+			return usage_error("unknown or ambiguous option, or an option that takes no value: '%s'",
+					   argv[optind - 1]);
+		return usage_error("unknown option '-%c'", optopt);
+	}
+}
+
 static int parse_options(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_NO_NT = 256, OPT_ISA, OPT_NUMA, OPT_NUMA_CPUS, OPT_MEMCACHE };
 	static const struct option longopts[] = {
 		{ "size", required_argument, NULL, 's' },
 		{ "repeats", required_argument, NULL, 'r' },
@@ -203,94 +308,18 @@ static int parse_options(int argc, char **argv, struct opts *o)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char err[ZS_ERRLEN];
-	uint64_t u;
-	int c;
+	int c, rc;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":s:r:k:m:jhV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			if (zs_parse_size("--size", optarg, &o->size, err))
-				return usage_error("%s", err);
-			if (!o->size)
-				return usage_error("--size: '%s' is zero; expected a size such as 512M or 2GiB",
-						   optarg);
-			o->size_text = optarg;
-			break;
-		case 'r':
-			if (zs_parse_u64("--repeats", optarg, 1, MAX_REPEATS, &u, err))
-				return usage_error("%s", err);
-			o->repeats = (unsigned)u;
-			break;
-		case 'k':
-			if (parse_kernels(optarg, &o->kernel_mask, err))
-				return usage_error("%s", err);
-			break;
-		case 'm':
-			/* The unit parser ignores case; a lower-case b is bits. */
-			if (strstr(optarg, "b/s"))
-				return usage_error("--min-bw: '%s' is in bits per second; expected a number with a unit GB/s, MB/s, TB/s, GiB/s, MiB/s or TiB/s (a bare number means GB/s), e.g. 300GB/s",
-						   optarg);
-			if (zs_parse_bandwidth("--min-bw", optarg, &o->min_bw, err))
-				return usage_error("%s", err);
-			if (o->min_bw <= 0)
-				return usage_error("--min-bw: '%s' is not above zero; expected a bandwidth such as 300GB/s",
-						   optarg);
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case OPT_NO_NT:
-			o->streaming = false;
-			break;
-		case OPT_ISA:
-			o->isa = st_isa_parse(optarg);
-			if (o->isa == ST_NISA)
-				return usage_error("--isa: '%s' is not an instruction set; expected auto, avx512, avx, sse2 or generic",
-						   optarg);
-			if (o->isa != ST_ISA_AUTO && !st_isa_supported(o->isa))
-				return usage_error("--isa: this CPU (or this build) cannot run '%s' kernels; the widest it can run is %s",
-						   optarg, st_isa_name(st_isa_best()));
-			break;
-		case OPT_NUMA:
-			o->numa = true;
-			break;
-		case OPT_NUMA_CPUS:
-			if (!strcmp(optarg, "local"))
-				o->numa_cpus = NUMA_CPUS_LOCAL;
-			else if (!strcmp(optarg, "all"))
-				o->numa_cpus = NUMA_CPUS_ALL;
-			else
-				return usage_error("--numa-cpus: '%s' is not accepted; expected local or all",
-						   optarg);
-			break;
-		case OPT_MEMCACHE:
-			if (zs_parse_size("--memcache-size", optarg, &o->memcache_size, err))
-				return usage_error("%s", err);
-			if (!o->memcache_size)
-				return usage_error("--memcache-size: '%s' is zero; expected a size such as 16GiB",
-						   optarg);
-			break;
-		case 'h':
-			usage();
-			exit(EXIT_OK);
-		case 'V':
-			printf(PROG " (" PACKAGE_NAME ") " PACKAGE_VERSION "\n");
-			exit(EXIT_OK);
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			if (!strncmp(argv[optind - 1], "--", 2))
-				return usage_error("unknown or ambiguous option, or an option that takes no value: '%s'",
-						   argv[optind - 1]);
-			return usage_error("unknown option '-%c'", optopt);
-		}
+		rc = parse_option(c, argv, o);
+		if (rc != GO_ON)
+			return rc;
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'; " PROG " takes options only",
 				   argv[optind]);
-	return -1;
+	return GO_ON;
 }
 
 /* ---- memory ----------------------------------------------------------------- */
@@ -620,6 +649,284 @@ static int measure(const struct st_topo *t, const struct opts *o, enum st_isa is
 	return 0;
 }
 
+/* What a run finds and plans; freed by run_free. */
+struct run {
+	struct st_topo topo;
+	struct st_node *nodes;
+	int nnodes;
+	struct zs_memcache *mc;		/* only when the size is a default */
+	int nmc;
+	struct plan *plans;		/* the whole machine, then each node with --numa */
+	int nplans;
+	enum st_isa isa;
+};
+
+static uint64_t footprint_of(const struct plan *p)
+{
+	return p->elements * ST_NARRAYS * ST_ELEM;
+}
+
+/* The CPUs this process may use, the NUMA nodes and, for a default size,
+ * the memory-side caches. */
+static int discover(struct run *r, const struct opts *o)
+{
+	char err[ZS_ERRLEN];
+
+	if (runtime_placement() && runtime_allowed(&r->topo, err)) {
+		warnx_("%s", err);
+		return EXIT_MEASURE;
+	}
+	if (hwloc_bitmap_iszero(r->topo.allowed)) {
+		warnx_("no CPU to run on: the process's CPU affinity is empty");
+		return EXIT_MEASURE;
+	}
+	if (st_topo_nodes(&r->topo, &r->nodes, &r->nnodes, err)) {
+		warnx_("%s", err);
+		return EXIT_MEASURE;
+	}
+	if (!o->size) {
+		struct zs_memcache_opts mo = { .cache_size = o->memcache_size };
+
+		if (zs_memcache_discover(&mo, &r->mc, &r->nmc, err)) {
+			warnx_("memory-side caches: %s", err);
+			return EXIT_MEASURE;
+		}
+	}
+	return GO_ON;
+}
+
+/* Plan i: its threads and, before the memory check, its array size. */
+static int plan_one(struct run *r, const struct opts *o, int i)
+{
+	struct plan *p = &r->plans[i];
+	const struct st_node *nd = i ? &r->nodes[i - 1] : NULL;
+	hwloc_const_bitmap_t cpus = r->topo.allowed;
+	char err[ZS_ERRLEN];
+
+	p->node = nd ? nd->os_index : -1;
+	if (nd && o->numa_cpus == NUMA_CPUS_LOCAL) {
+		if (hwloc_bitmap_iszero(nd->cpus))
+			p->cpus_fallback = true;
+		else
+			cpus = nd->cpus;
+	}
+	if (plan_threads(&r->topo, cpus, !nd, p, err)) {
+		warnx_("%s", err);
+		return EXIT_MEASURE;
+	}
+	if (!o->size) {
+		p->elements = elements_for(default_footprint(&r->topo, cpus, r->mc, r->nmc, r->nodes,
+							     r->nnodes, p->node, &p->size_rule));
+		return GO_ON;
+	}
+	p->size_rule = "--size";
+	p->elements = elements_for(o->size);
+	if (o->size < min_footprint(p->threads))
+		return usage_error("--size: '%s' is below the minimum of %llu bytes for %d thread%s (one 64-byte cache line per array and thread)",
+				   o->size_text, (unsigned long long)min_footprint(p->threads),
+				   p->threads, p->threads == 1 ? "" : "s");
+	return GO_ON;
+}
+
+static int make_plans(struct run *r, const struct opts *o)
+{
+	r->nplans = 1 + (o->numa ? r->nnodes : 0);
+	r->plans = calloc((size_t)r->nplans, sizeof(*r->plans));
+	if (!r->plans) {
+		warnx_("out of memory");
+		return EXIT_MEASURE;
+	}
+	for (int i = 0; i < r->nplans; i++) {
+		int rc = plan_one(r, o, i);
+
+		if (rc != GO_ON)
+			return rc;
+	}
+	return GO_ON;
+}
+
+/* A default size that needs more than half of the available memory
+ * shrinks to fit in it; a given size that does not fit is a usage error. */
+static int fit_memory(struct run *r, const struct opts *o)
+{
+	char sz[32], sz2[32];
+	const char *avail_src;
+	uint64_t avail = mem_available(&avail_src), need = 0;
+
+	for (int i = 0; i < r->nplans; i++) {
+		struct plan *p = &r->plans[i];
+
+		if (!o->size && st_run_bytes(p->elements) > avail / 2) {
+			p->elements = elements_for(avail / 2 > (uint64_t)8 << 20 ?
+						   avail / 2 - ((uint64_t)8 << 20) : 0);
+			p->size_rule = "half of the available memory";
+			if (p->elements < (uint64_t)p->threads * ST_LINE_ELEMS) {
+				warnx_("not enough memory to measure: %s is %s", avail_src,
+				       zs_format_size(avail, sz, sizeof(sz)));
+				return EXIT_MEASURE;
+			}
+		}
+		if (st_run_bytes(p->elements) > need)
+			need = st_run_bytes(p->elements);
+	}
+	if (o->size && need > avail)
+		return usage_error("--size: '%s' does not fit: the arrays need %s but %s is %s; give a smaller size",
+				   o->size_text, zs_format_size(need, sz, sizeof(sz)), avail_src,
+				   zs_format_size(avail, sz2, sizeof(sz2)));
+	return GO_ON;
+}
+
+static void warn_plans(const struct run *r)
+{
+	const struct plan *whole = &r->plans[0];
+	char sz[32], sz2[32];
+
+	if (whole->threads > whole->nplaces)
+		warnx_("warning: %d threads for %d allowed core%s (OMP_NUM_THREADS): threads share cores and the bandwidth may be understated",
+		       whole->threads, whole->nplaces, whole->nplaces == 1 ? "" : "s");
+	for (int i = 1; i < r->nplans; i++)
+		if (footprint_of(&r->plans[i]) > r->nodes[i - 1].bytes)
+			warnx_("warning: NUMA node %d has %s, less than the %s footprint",
+			       r->plans[i].node, zs_format_size(r->nodes[i - 1].bytes, sz, sizeof(sz)),
+			       zs_format_size(footprint_of(&r->plans[i]), sz2, sizeof(sz2)));
+}
+
+static int measure_all(struct run *r, const struct opts *o)
+{
+	const char *corrupt_env = getenv("ZS_STREAM_CORRUPT");
+	bool corrupt = corrupt_env && !strcmp(corrupt_env, "1");
+
+	for (int i = 0; i < r->nplans; i++)
+		if (measure(&r->topo, o, r->isa, &r->plans[i], corrupt && i == 0))
+			return EXIT_MEASURE;
+	return GO_ON;
+}
+
+static bool streaming_stores(const struct run *r, const struct opts *o)
+{
+	return o->streaming && st_isa_has_streaming(r->isa);
+}
+
+static void print_json_numa(const struct run *r, const struct opts *o)
+{
+	printf(",\"numa\":[");
+	for (int i = 1; i < r->nplans; i++) {
+		const struct plan *p = &r->plans[i];
+
+		printf("%s{\"node\":%d,\"threads\":%d,\"cpus\":", i > 1 ? "," : "", p->node,
+		       p->threads);
+		json_cpus(&p->res);
+		printf(",\"size_bytes\":%llu,\"array_elements\":%llu,\"kernels\":",
+		       (unsigned long long)footprint_of(p), (unsigned long long)p->elements);
+		json_kernels(&p->res, o->kernel_mask);
+		printf(",\"validation\":\"%s\"}", p->res.valid ? "passed" : "failed");
+	}
+	putchar(']');
+}
+
+static void print_json(const struct run *r, const struct opts *o, const char *host, bool failed,
+		       double elapsed)
+{
+	const struct plan *whole = &r->plans[0];
+
+	printf("{\"version\":\"%s\",\"host\":", PACKAGE_VERSION);
+	zs_json_string(stdout, host);
+	printf(",\"threads\":%d,\"cpus\":", whole->threads);
+	json_cpus(&whole->res);
+	printf(",\"size_bytes\":%llu,\"array_elements\":%llu,\"size_rule\":\"%s\"",
+	       (unsigned long long)footprint_of(whole), (unsigned long long)whole->elements,
+	       whole->size_rule);
+	printf(",\"repeats\":%u,\"streaming_stores\":%s,\"isa\":\"%s\",\"pinned\":%s",
+	       o->repeats, streaming_stores(r, o) ? "true" : "false", st_isa_name(r->isa),
+	       whole->runtime_placement ? "false" : "true");
+	printf(",\"kernels\":");
+	json_kernels(&whole->res, o->kernel_mask);
+	print_json_numa(r, o);
+	printf(",\"min_bw_gbs\":");
+	if (o->min_bw > 0)
+		printf("%.3f", o->min_bw / 1e9);
+	else
+		printf("null");
+	printf(",\"validation\":\"%s\",\"elapsed_s\":%.3f}\n", failed ? "failed" : "passed",
+	       elapsed);
+}
+
+static void print_tables(const struct run *r, const struct opts *o, const char *host,
+			 bool failed, double elapsed)
+{
+	printf(PROG " %s on %s: %u repetitions (+1 warm-up), %s stores (%s kernels)\n",
+	       PACKAGE_VERSION, host, o->repeats, streaming_stores(r, o) ? "streaming" : "ordinary",
+	       st_isa_name(r->isa));
+	describe(&r->plans[0], "node");
+	table(&r->plans[0], o->kernel_mask);
+	for (int i = 1; i < r->nplans; i++) {
+		char label[64];
+
+		snprintf(label, sizeof(label), "\nNUMA node %d", r->plans[i].node);
+		describe(&r->plans[i], label);
+		table(&r->plans[i], o->kernel_mask);
+	}
+	printf("\nvalidation %s; %.2f s\n", failed ? "FAILED" : "passed", elapsed);
+}
+
+/* The exit status, with its reason on stderr: wrong results first, then
+ * the triad against --min-bw. */
+static int verdict(const struct run *r, const struct opts *o, const struct plan *bad)
+{
+	const struct plan *whole = &r->plans[0];
+	const struct st_stats *triad = &whole->res.kernel[ST_TRIAD];
+	char sz[32], sz2[32];
+
+	if (bad) {
+		if (bad->node >= 0)
+			warnx_("validation failed on NUMA node %d: %s", bad->node,
+			       bad->res.validation_msg);
+		else
+			warnx_("validation failed: %s", bad->res.validation_msg);
+		return EXIT_INVALID;
+	}
+	if (o->min_bw > 0 && triad->best_gbs * 1e9 < o->min_bw) {
+		warnx_("triad %.1f GB/s < %s GB/s (%d thread%s, %s)", triad->best_gbs,
+		       plain_number(o->min_bw / 1e9, sz2, sizeof(sz2)),
+		       whole->threads, whole->threads == 1 ? "" : "s",
+		       zs_format_size(footprint_of(whole), sz, sizeof(sz)));
+		return EXIT_BELOW;
+	}
+	return EXIT_OK;
+}
+
+static int report(const struct run *r, const struct opts *o, double t_start)
+{
+	const struct plan *bad = NULL;
+	char host[256] = "";
+
+	for (int i = 0; i < r->nplans && !bad; i++)
+		if (!r->plans[i].res.valid)
+			bad = &r->plans[i];
+	gethostname(host, sizeof(host) - 1);
+	const double elapsed = now() - t_start;
+
+	if (o->json)
+		print_json(r, o, host, bad != NULL, elapsed);
+	else
+		print_tables(r, o, host, bad != NULL, elapsed);
+	fflush(stdout);
+	return verdict(r, o, bad);
+}
+
+static void run_free(struct run *r)
+{
+	for (int i = 0; r->plans && i < r->nplans; i++) {
+		free(r->plans[i].places);
+		free(r->plans[i].res.cpus);
+	}
+	free(r->plans);
+	free(r->mc);
+	if (r->nodes)
+		st_topo_nodes_free(r->nodes, r->nnodes);
+	st_topo_fini(&r->topo);
+}
+
 int main(int argc, char **argv)
 {
 	const double t_start = now();
@@ -630,229 +937,33 @@ int main(int argc, char **argv)
 		.isa = ST_ISA_AUTO,
 		.numa_cpus = NUMA_CPUS_LOCAL,
 	};
-	char err[ZS_ERRLEN], sz[32], sz2[32];
-	struct st_topo topo;
-	struct st_node *nodes = NULL;
-	struct zs_memcache *mc = NULL;
-	struct plan *plans = NULL;
-	int nnodes = 0, nmc = 0, nplans = 0, rc;
-	enum st_isa isa;
+	struct run r = { .nodes = NULL };
+	char err[ZS_ERRLEN];
+	int rc;
 
 	rc = parse_options(argc, argv, &o);
-	if (rc >= 0)
+	if (rc != GO_ON)
 		return rc;
-	isa = o.isa == ST_ISA_AUTO ? st_isa_auto() : o.isa;
-
+	r.isa = o.isa == ST_ISA_AUTO ? st_isa_auto() : o.isa;
 	if (o.numa && numa_available() < 0) {
 		warnx_("--numa: this system has no NUMA support (libnuma: numa_available failed)");
 		return EXIT_MEASURE;
 	}
-	if (st_topo_init(&topo, err)) {
+	if (st_topo_init(&r.topo, err)) {
 		warnx_("%s", err);
 		return EXIT_MEASURE;
 	}
-	if (runtime_placement() && runtime_allowed(&topo, err)) {
-		warnx_("%s", err);
-		rc = EXIT_MEASURE;
-		goto out;
+	rc = discover(&r, &o);
+	if (rc == GO_ON)
+		rc = make_plans(&r, &o);
+	if (rc == GO_ON)
+		rc = fit_memory(&r, &o);
+	if (rc == GO_ON) {
+		warn_plans(&r);
+		rc = measure_all(&r, &o);
 	}
-	if (hwloc_bitmap_iszero(topo.allowed)) {
-		warnx_("no CPU to run on: the process's CPU affinity is empty");
-		rc = EXIT_MEASURE;
-		goto out;
-	}
-	if (st_topo_nodes(&topo, &nodes, &nnodes, err)) {
-		warnx_("%s", err);
-		rc = EXIT_MEASURE;
-		goto out;
-	}
-	if (!o.size) {
-		struct zs_memcache_opts mo = { .cache_size = o.memcache_size };
-
-		if (zs_memcache_discover(&mo, &mc, &nmc, err)) {
-			warnx_("memory-side caches: %s", err);
-			rc = EXIT_MEASURE;
-			goto out;
-		}
-	}
-
-	/* Plan: the whole machine, then each node with --numa. */
-	nplans = 1 + (o.numa ? nnodes : 0);
-	plans = calloc((size_t)nplans, sizeof(*plans));
-	if (!plans) {
-		warnx_("out of memory");
-		rc = EXIT_MEASURE;
-		goto out;
-	}
-	for (int i = 0; i < nplans; i++) {
-		struct plan *p = &plans[i];
-		const struct st_node *nd = i ? &nodes[i - 1] : NULL;
-		hwloc_const_bitmap_t cpus = topo.allowed;
-
-		p->node = nd ? nd->os_index : -1;
-		if (nd && o.numa_cpus == NUMA_CPUS_LOCAL) {
-			if (hwloc_bitmap_iszero(nd->cpus))
-				p->cpus_fallback = true;
-			else
-				cpus = nd->cpus;
-		}
-		if (plan_threads(&topo, cpus, !nd, p, err)) {
-			warnx_("%s", err);
-			rc = EXIT_MEASURE;
-			goto out;
-		}
-		if (o.size) {
-			p->size_rule = "--size";
-			p->elements = elements_for(o.size);
-			if (o.size < min_footprint(p->threads)) {
-				rc = usage_error("--size: '%s' is below the minimum of %llu bytes for %d thread%s (one 64-byte cache line per array and thread)",
-						 o.size_text,
-						 (unsigned long long)min_footprint(p->threads),
-						 p->threads, p->threads == 1 ? "" : "s");
-				goto out;
-			}
-		} else {
-			p->elements = elements_for(default_footprint(&topo, cpus, mc, nmc, nodes,
-								     nnodes, p->node,
-								     &p->size_rule));
-		}
-	}
-
-	/* Does it fit? */
-	const char *avail_src;
-	uint64_t avail = mem_available(&avail_src), need = 0;
-
-	for (int i = 0; i < nplans; i++) {
-		struct plan *p = &plans[i];
-
-		if (!o.size && st_run_bytes(p->elements) > avail / 2) {
-			p->elements = elements_for(avail / 2 > (uint64_t)8 << 20 ?
-						   avail / 2 - ((uint64_t)8 << 20) : 0);
-			p->size_rule = "half of the available memory";
-			if (p->elements < (uint64_t)p->threads * ST_LINE_ELEMS) {
-				warnx_("not enough memory to measure: %s is %s", avail_src,
-				       zs_format_size(avail, sz, sizeof(sz)));
-				rc = EXIT_MEASURE;
-				goto out;
-			}
-		}
-		if (st_run_bytes(p->elements) > need)
-			need = st_run_bytes(p->elements);
-	}
-	if (o.size && need > avail) {
-		rc = usage_error("--size: '%s' does not fit: the arrays need %s but %s is %s; give a smaller size",
-				 o.size_text, zs_format_size(need, sz, sizeof(sz)), avail_src,
-				 zs_format_size(avail, sz2, sizeof(sz2)));
-		goto out;
-	}
-	if (plans[0].threads > plans[0].nplaces)
-		warnx_("warning: %d threads for %d allowed core%s (OMP_NUM_THREADS): threads share cores and the bandwidth may be understated",
-		       plans[0].threads, plans[0].nplaces, plans[0].nplaces == 1 ? "" : "s");
-	for (int i = 1; i < nplans; i++)
-		if (plans[i].elements * ST_NARRAYS * ST_ELEM > nodes[i - 1].bytes)
-			warnx_("warning: NUMA node %d has %s, less than the %s footprint",
-			       plans[i].node, zs_format_size(nodes[i - 1].bytes, sz, sizeof(sz)),
-			       zs_format_size(plans[i].elements * ST_NARRAYS * ST_ELEM, sz2,
-					      sizeof(sz2)));
-
-	const char *corrupt_env = getenv("ZS_STREAM_CORRUPT");
-	bool corrupt = corrupt_env && !strcmp(corrupt_env, "1");
-
-	for (int i = 0; i < nplans; i++) {
-		if (measure(&topo, &o, isa, &plans[i], corrupt && i == 0)) {
-			rc = EXIT_MEASURE;
-			goto out;
-		}
-	}
-
-	/* Verdict. */
-	const struct plan *bad = NULL;
-	char host[256] = "";
-
-	for (int i = 0; i < nplans && !bad; i++)
-		if (!plans[i].res.valid)
-			bad = &plans[i];
-	gethostname(host, sizeof(host) - 1);
-	const struct st_stats *triad = &plans[0].res.kernel[ST_TRIAD];
-	const bool streaming = o.streaming && st_isa_has_streaming(isa);
-	const double elapsed = now() - t_start;
-	const uint64_t footprint = plans[0].elements * ST_NARRAYS * ST_ELEM;
-
-	if (o.json) {
-		printf("{\"version\":\"%s\",\"host\":", PACKAGE_VERSION);
-		zs_json_string(stdout, host);
-		printf(",\"threads\":%d,\"cpus\":", plans[0].threads);
-		json_cpus(&plans[0].res);
-		printf(",\"size_bytes\":%llu,\"array_elements\":%llu,\"size_rule\":\"%s\"",
-		       (unsigned long long)footprint, (unsigned long long)plans[0].elements,
-		       plans[0].size_rule);
-		printf(",\"repeats\":%u,\"streaming_stores\":%s,\"isa\":\"%s\",\"pinned\":%s",
-		       o.repeats, streaming ? "true" : "false", st_isa_name(isa),
-		       plans[0].runtime_placement ? "false" : "true");
-		printf(",\"kernels\":");
-		json_kernels(&plans[0].res, o.kernel_mask);
-		printf(",\"numa\":[");
-		for (int i = 1; i < nplans; i++) {
-			const struct plan *p = &plans[i];
-
-			printf("%s{\"node\":%d,\"threads\":%d,\"cpus\":", i > 1 ? "," : "", p->node,
-			       p->threads);
-			json_cpus(&p->res);
-			printf(",\"size_bytes\":%llu,\"array_elements\":%llu,\"kernels\":",
-			       (unsigned long long)(p->elements * ST_NARRAYS * ST_ELEM),
-			       (unsigned long long)p->elements);
-			json_kernels(&p->res, o.kernel_mask);
-			printf(",\"validation\":\"%s\"}", p->res.valid ? "passed" : "failed");
-		}
-		printf("],\"min_bw_gbs\":");
-		if (o.min_bw > 0)
-			printf("%.3f", o.min_bw / 1e9);
-		else
-			printf("null");
-		printf(",\"validation\":\"%s\",\"elapsed_s\":%.3f}\n", bad ? "failed" : "passed",
-		       elapsed);
-	} else {
-		printf(PROG " %s on %s: %u repetitions (+1 warm-up), %s stores (%s kernels)\n",
-		       PACKAGE_VERSION, host, o.repeats, streaming ? "streaming" : "ordinary",
-		       st_isa_name(isa));
-		describe(&plans[0], "node");
-		table(&plans[0], o.kernel_mask);
-		for (int i = 1; i < nplans; i++) {
-			char label[64];
-
-			snprintf(label, sizeof(label), "\nNUMA node %d", plans[i].node);
-			describe(&plans[i], label);
-			table(&plans[i], o.kernel_mask);
-		}
-		printf("\nvalidation %s; %.2f s\n", bad ? "FAILED" : "passed", elapsed);
-	}
-	fflush(stdout);
-
-	if (bad) {
-		if (bad->node >= 0)
-			warnx_("validation failed on NUMA node %d: %s", bad->node,
-			       bad->res.validation_msg);
-		else
-			warnx_("validation failed: %s", bad->res.validation_msg);
-		rc = EXIT_INVALID;
-	} else if (o.min_bw > 0 && triad->best_gbs * 1e9 < o.min_bw) {
-		warnx_("triad %.1f GB/s < %s GB/s (%d thread%s, %s)", triad->best_gbs,
-		       plain_number(o.min_bw / 1e9, sz2, sizeof(sz2)),
-		       plans[0].threads, plans[0].threads == 1 ? "" : "s",
-		       zs_format_size(footprint, sz, sizeof(sz)));
-		rc = EXIT_BELOW;
-	} else {
-		rc = EXIT_OK;
-	}
-out:
-	for (int i = 0; plans && i < nplans; i++) {
-		free(plans[i].places);
-		free(plans[i].res.cpus);
-	}
-	free(plans);
-	free(mc);
-	if (nodes)
-		st_topo_nodes_free(nodes, nnodes);
-	st_topo_fini(&topo);
+	if (rc == GO_ON)
+		rc = report(&r, &o, t_start);
+	run_free(&r);
 	return rc;
 }

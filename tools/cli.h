@@ -8,6 +8,10 @@
 /* Exit codes of every subcommand. */
 enum { ZS_EXIT_OK = 0, ZS_EXIT_FAIL = 1, ZS_EXIT_USAGE = 2 };
 
+/* What a subcommand's parse step returns when the command goes on to run;
+ * any other value is its exit code. */
+#define CLI_GO_ON (-1)
+
 int cmd_sort(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_status(int argc, char **argv);

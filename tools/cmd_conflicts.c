@@ -134,70 +134,57 @@ static void print_human(const char *job, const pid_t *read, size_t nread,
 	       100.0 * r->fraction, 100.0 * r->random_fraction);
 }
 
-int cmd_conflicts(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "job", required_argument, NULL, 'J' },
-		{ "cache-size", required_argument, NULL, 'c' },
-		{ "ways", required_argument, NULL, 'w' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *job = NULL, *size_arg = NULL, *ways_arg = NULL;
-	bool json = false;
-	char err[ZS_ERRLEN];
-	struct zs_policy policy;
+/* The command line: options, then process ids and policy words. */
+struct conflicts_args {
+	const char *job;
+	const char *size_arg, *ways_arg;
+	bool json;
 	uint64_t cache_size;
 	unsigned ways;
-	int c, rc = ZS_EXIT_FAIL;
+	struct zs_policy policy;
+	pid_t *pids;
+	size_t npids;
+};
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "J:c:w:jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'J':
-			job = optarg;
-			break;
-		case 'c':
-			size_arg = optarg;
-			break;
-		case 'w':
-			ways_arg = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			printf("usage: zonesort conflicts [--json] [--cache-size SIZE --ways N] PID... [key=value ...]\n"
-			       "       zonesort conflicts [--json] [--cache-size SIZE --ways N] --job JOBID [key=value ...]\n"
-			       "Maps every resident page of the processes (or of the Slurm job's processes\n"
-			       "on this node, from 'scontrol listpids') to its slot of the memory-side\n"
-			       "cache and reports the fraction of the pages whose slot holds more pages\n"
-			       "of them than it has ways, the worst slots, and the fraction expected\n"
-			       "for the same number of pages placed at random. A page mapped by several\n"
-			       "of the processes counts once. The slot of page frame F is F mod S, with\n"
-			       "S = cache size / (ways * page size).\n"
-			       "--cache-size and --ways (or cache_size= and ways=) override what hwloc\n"
-			       "finds; they are required where no memory-side cache is known.\n"
-			       "Needs root: page frame numbers are hidden from other users.\n"
-			       "Exit: 0 measured, 1 failure (no such process, not root, no cache), 2 usage.\n");
-			return ZS_EXIT_OK;
-		default:
-			return cli_usage_error(CMD, "see 'zonesort conflicts --help'");
-		}
-	}
-	if (cli_cache_options(CMD, size_arg, ways_arg, &cache_size, &ways))
-		return ZS_EXIT_USAGE;
+/* What one measurement reads and finds; freed by measurement_free. */
+struct measurement {
+	struct zs_node_geom *geoms;
+	unsigned ngeoms;
+	struct zs_zone *zones;
+	unsigned nzones;
+	struct zs_pfnset set;
+	struct zs_conflict_report report;
+	pid_t *jobpids, *read, *gone;
+	size_t njob, nread, ngone;
+};
 
-	/* The rest: PIDs and policy words, in any order. */
-	int npol = 0;
+static void usage(void)
+{
+	printf("usage: zonesort conflicts [--json] [--cache-size SIZE --ways N] PID... [key=value ...]\n"
+	       "       zonesort conflicts [--json] [--cache-size SIZE --ways N] --job JOBID [key=value ...]\n"
+	       "Maps every resident page of the processes (or of the Slurm job's processes\n"
+	       "on this node, from 'scontrol listpids') to its slot of the memory-side\n"
+	       "cache and reports the fraction of the pages whose slot holds more pages\n"
+	       "of them than it has ways, the worst slots, and the fraction expected\n"
+	       "for the same number of pages placed at random. A page mapped by several\n"
+	       "of the processes counts once. The slot of page frame F is F mod S, with\n"
+	       "S = cache size / (ways * page size).\n"
+	       "--cache-size and --ways (or cache_size= and ways=) override what hwloc\n"
+	       "finds; they are required where no memory-side cache is known.\n"
+	       "Needs root: page frame numbers are hidden from other users.\n"
+	       "Exit: 0 measured, 1 failure (no such process, not root, no cache), 2 usage.\n");
+}
+
+/* The operands, in any order: process ids, and policy words (key=value). */
+static int parse_operands(int argc, char **argv, struct conflicts_args *a)
+{
+	char err[ZS_ERRLEN];
+	int npol = 0, rc;
 	char **pol = calloc((size_t)argc + 1, sizeof(char *));
-	pid_t *pids = calloc((size_t)argc + 1, sizeof(pid_t));
-	size_t npids = 0;
 
-	if (!pol || !pids) {
+	a->pids = calloc((size_t)argc + 1, sizeof(pid_t));
+	if (!pol || !a->pids) {
 		free(pol);
-		free(pids);
 		fprintf(stderr, "zonesort conflicts: out of memory\n");
 		return ZS_EXIT_FAIL;
 	}
@@ -210,114 +197,187 @@ int cmd_conflicts(int argc, char **argv)
 		}
 		if (zs_parse_u64("PID", argv[i], 1, 4194304, &v, err)) {
 			free(pol);
-			free(pids);
 			return cli_usage_error(CMD, "%s", err);
 		}
-		pids[npids++] = (pid_t)v;
+		a->pids[a->npids++] = (pid_t)v;
 	}
-	if (cli_policy(&policy, npol, pol)) {
-		free(pol);
-		free(pids);
-		return ZS_EXIT_USAGE;
-	}
+	rc = cli_policy(&a->policy, npol, pol) ? ZS_EXIT_USAGE : CLI_GO_ON;
 	free(pol);
-	if (!npids && !job) {
-		free(pids);
-		return cli_usage_error(CMD, "give process ids or --job JOBID");
+	return rc;
+}
+
+/* Fills a from the command line. Returns CLI_GO_ON, or the exit code (help
+ * printed, or a usage error). */
+static int parse_conflicts(int argc, char **argv, struct conflicts_args *a)
+{
+	static const struct option opts[] = {
+		{ "job", required_argument, NULL, 'J' },
+		{ "cache-size", required_argument, NULL, 'c' },
+		{ "ways", required_argument, NULL, 'w' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "J:c:w:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'J':
+			a->job = optarg;
+			break;
+		case 'c':
+			a->size_arg = optarg;
+			break;
+		case 'w':
+			a->ways_arg = optarg;
+			break;
+		case 'j':
+			a->json = true;
+			break;
+		case 'h':
+			usage();
+			return ZS_EXIT_OK;
+		default:
+			return cli_usage_error(CMD, "see 'zonesort conflicts --help'");
+		}
 	}
+	if (cli_cache_options(CMD, a->size_arg, a->ways_arg, &a->cache_size, &a->ways))
+		return ZS_EXIT_USAGE;
+	rc = parse_operands(argc, argv, a);
+	if (rc != CLI_GO_ON)
+		return rc;
+	if (!a->npids && !a->job)
+		return cli_usage_error(CMD, "give process ids or --job JOBID");
+	return CLI_GO_ON;
+}
+
+/* Root, and every process given exists. Prints why not. */
+static bool can_measure(const struct conflicts_args *a)
+{
 	if (!zs_pagemap_privileged()) {
 		fprintf(stderr, "zonesort conflicts: root is needed: /proc/PID/pagemap shows page frame numbers only to root (CAP_SYS_ADMIN); to anyone else they read as 0\n");
-		free(pids);
-		return ZS_EXIT_FAIL;
+		return false;
 	}
-	for (size_t i = 0; i < npids; i++)
-		if (kill(pids[i], 0) && errno == ESRCH) {
-			fprintf(stderr, "zonesort conflicts: no process %d\n", (int)pids[i]);
-			free(pids);
-			return ZS_EXIT_FAIL;
+	for (size_t i = 0; i < a->npids; i++)
+		if (kill(a->pids[i], 0) && errno == ESRCH) {
+			fprintf(stderr, "zonesort conflicts: no process %d\n", (int)a->pids[i]);
+			return false;
 		}
+	return true;
+}
 
-	struct zs_node_geom *geoms = NULL;
-	unsigned ngeoms = 0;
-	struct zs_zone *zones = NULL;
-	unsigned nzones = 0;
-	struct zs_pfnset set = { 0 };
-	struct zs_conflict_report report = { 0 };
-	pid_t *read = NULL, *gone = NULL, *jobpids = NULL;
-	size_t nread = 0, ngone = 0, njob = 0;
-	double t0 = zs_now();
+static int load_geoms(const struct conflicts_args *a, struct measurement *m, char *err)
+{
+	if (zs_node_geoms(&a->policy.memcache, false, a->cache_size, a->ways, &m->geoms,
+			  &m->ngeoms, err))
+		return -1;
+	for (unsigned i = 0; i < m->ngeoms; i++)
+		if (m->geoms[i].error[0])
+			return zs_fail(err, "%s", m->geoms[i].error);
+	return 0;
+}
 
-	if (zs_node_geoms(&policy.memcache, false, cache_size, ways, &geoms, &ngeoms, err))
-		goto fail;
-	for (unsigned i = 0; i < ngeoms; i++)
-		if (geoms[i].error[0]) {
-			snprintf(err, sizeof(err), "%s", geoms[i].error);
-			goto fail;
-		}
-	if (job) {
-		bool cut;
+/* The job's processes on this node, from scontrol listpids. */
+static int list_job(const char *job, struct measurement *m, char *err)
+{
+	bool cut;
 
-		if (zs_job_pids(NULL, job, &jobpids, &njob, &cut, err))
-			goto fail;
-		if (cut)
-			fprintf(stderr, "zonesort conflicts: warning: 'scontrol listpids %s' printed more than %u MiB; only the %zu processes listed before that are measured\n",
-				job, ZS_LISTPIDS_MAX >> 20, njob);
-		if (!njob) {
-			snprintf(err, sizeof(err), "job %s has no processes on this node (scontrol listpids %s lists none)",
-				 job, job);
-			goto fail;
-		}
-	}
-	read = calloc(npids + njob + 1, sizeof(pid_t));
-	gone = calloc(npids + njob + 1, sizeof(pid_t));
-	if (!read || !gone) {
-		snprintf(err, sizeof(err), "out of memory");
-		goto fail;
-	}
-	for (size_t i = 0; i < npids + njob; i++) {
-		pid_t pid = i < npids ? pids[i] : jobpids[i - npids];
+	if (zs_job_pids(NULL, job, &m->jobpids, &m->njob, &cut, err))
+		return -1;
+	if (cut)
+		fprintf(stderr, "zonesort conflicts: warning: 'scontrol listpids %s' printed more than %u MiB; only the %zu processes listed before that are measured\n",
+			job, ZS_LISTPIDS_MAX >> 20, m->njob);
+	if (!m->njob)
+		return zs_fail(err, "job %s has no processes on this node (scontrol listpids %s lists none)",
+			       job, job);
+	return 0;
+}
 
-		switch (zs_pagemap_collect(pid, &set, err)) {
+/* Reads the pages of the processes given and of the job's. */
+static int collect(const struct conflicts_args *a, struct measurement *m, char *err)
+{
+	size_t total = a->npids + m->njob;
+
+	m->read = calloc(total + 1, sizeof(pid_t));
+	m->gone = calloc(total + 1, sizeof(pid_t));
+	if (!m->read || !m->gone)
+		return zs_fail(err, "out of memory");
+	for (size_t i = 0; i < total; i++) {
+		pid_t pid = i < a->npids ? a->pids[i] : m->jobpids[i - a->npids];
+
+		switch (zs_pagemap_collect(pid, &m->set, err)) {
 		case ZS_PAGEMAP_OK:
-			read[nread++] = pid;
+			m->read[m->nread++] = pid;
 			break;
 		case ZS_PAGEMAP_GONE:
 			/* Exited between the listing and the read: its pages are
 			 * free again, so they are left out. */
 			fprintf(stderr, "zonesort conflicts: %s; left out\n", err);
-			gone[ngone++] = pid;
+			m->gone[m->ngone++] = pid;
 			break;
 		default:
-			goto fail;
+			return -1;
 		}
 	}
-	if (!nread) {
-		snprintf(err, sizeof(err), "no process could be read: every one exited");
-		goto fail;
-	}
-	zs_pfnset_unique(&set);
-	if (zs_zones_read(NULL, NULL, &zones, &nzones, err) ||
-	    zs_conflicts_measure(&set, zones, nzones, geoms, ngeoms, &report, err))
-		goto fail;
-	if (set.unread_pages)
+	if (!m->nread)
+		return zs_fail(err, "no process could be read: every one exited");
+	return 0;
+}
+
+static int measure(const struct conflicts_args *a, struct measurement *m, char *err)
+{
+	if (load_geoms(a, m, err) || (a->job && list_job(a->job, m, err)) || collect(a, m, err))
+		return -1;
+	zs_pfnset_unique(&m->set);
+	if (zs_zones_read(NULL, NULL, &m->zones, &m->nzones, err) ||
+	    zs_conflicts_measure(&m->set, m->zones, m->nzones, m->geoms, m->ngeoms, &m->report,
+				 err))
+		return -1;
+	if (m->set.unread_pages)
 		fprintf(stderr, "zonesort conflicts: warning: %llu pages of resident mappings were not read: the budget of %llu pagemap entries per measurement was spent\n",
-			(unsigned long long)set.unread_pages, (unsigned long long)set.budget);
-	if (json)
-		print_json(job, read, nread, gone, ngone, &set, &report, zs_now() - t0);
-	else
-		print_human(job, read, nread, &report);
-	rc = ZS_EXIT_OK;
-	goto done;
-fail:
-	fprintf(stderr, "zonesort conflicts: %s\n", err);
-done:
-	zs_conflict_report_free(&report);
-	zs_pfnset_free(&set);
-	free(zones);
-	free(geoms);
-	free(read);
-	free(gone);
-	free(jobpids);
-	free(pids);
+			(unsigned long long)m->set.unread_pages, (unsigned long long)m->set.budget);
+	return 0;
+}
+
+static void measurement_free(struct measurement *m)
+{
+	zs_conflict_report_free(&m->report);
+	zs_pfnset_free(&m->set);
+	free(m->zones);
+	free(m->geoms);
+	free(m->read);
+	free(m->gone);
+	free(m->jobpids);
+}
+
+static int run_conflicts(const struct conflicts_args *a)
+{
+	struct measurement m = { 0 };
+	char err[ZS_ERRLEN];
+	double t0 = zs_now();
+	int rc = ZS_EXIT_OK;
+
+	if (measure(a, &m, err)) {
+		fprintf(stderr, "zonesort conflicts: %s\n", err);
+		rc = ZS_EXIT_FAIL;
+	} else if (a->json) {
+		print_json(a->job, m.read, m.nread, m.gone, m.ngone, &m.set, &m.report,
+			   zs_now() - t0);
+	} else {
+		print_human(a->job, m.read, m.nread, &m.report);
+	}
+	measurement_free(&m);
+	return rc;
+}
+
+int cmd_conflicts(int argc, char **argv)
+{
+	struct conflicts_args a = { 0 };
+	int rc = parse_conflicts(argc, argv, &a);
+
+	if (rc == CLI_GO_ON)
+		rc = can_measure(&a) ? run_conflicts(&a) : ZS_EXIT_FAIL;
+	free(a.pids);
 	return rc;
 }

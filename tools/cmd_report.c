@@ -144,9 +144,8 @@ static int show_job(const struct zs_report_opts *o, uint32_t job, bool json, boo
 	case ZS_REPORT_FOUND:
 		break;
 	case ZS_REPORT_MISSING:
-	case ZS_REPORT_NOT_YOURS:
-		/* The same words whether the job is another user's or none:
-		 * they say nothing about other users' jobs. */
+		/* Also another user's job: the same words say nothing
+		 * about other users' jobs. */
 		if (!quiet_missing)
 			fprintf(stderr, "zonesort report: no record of job %u of yours on %s: the job did not run here, is not yours, zonesort did not act for it, or its record is older than the site keeps them\n",
 				job, host_name());
@@ -164,7 +163,31 @@ static int show_job(const struct zs_report_opts *o, uint32_t job, bool json, boo
 	return 0;
 }
 
-int cmd_report(int argc, char **argv)
+/* The command line; job 0: every job of the caller's on this node. */
+struct report_args {
+	uint64_t job;
+	bool json;
+	struct zs_policy policy;
+};
+
+static void usage(void)
+{
+	printf("usage: zonesort report [--job JOBID] [--json] [key=value ...]\n"
+	       "Shows what zonesort did for your job on this node: for the job prolog\n"
+	       "and each step, the mode (--zonesort=off|on|SECONDS), the sorts made,\n"
+	       "skipped, busy or failed, the sorter used, and, where the site samples\n"
+	       "conflicts (sample_conflicts=yes) and the step sorted periodically, the\n"
+	       "fraction of the step's pages that shared a memory-side cache slot next\n"
+	       "to what random placement would give. Without --job: the job in\n"
+	       "$SLURM_JOB_ID, else every job of yours recorded on this node, newest\n"
+	       "first. Only a job's owner and root can read its record; records are\n"
+	       "kept report_days days (plugstack.conf, default 7) and until reboot.\n"
+	       "Run it on each node of the job to see that node.\n");
+}
+
+/* Fills a from the command line and $SLURM_JOB_ID. Returns CLI_GO_ON, or
+ * the exit code (help printed, or a usage error). */
+static int parse_report(int argc, char **argv, struct report_args *a)
 {
 	static const struct option opts[] = {
 		{ "job", required_argument, NULL, 'j' },
@@ -172,71 +195,72 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct zs_policy policy;
 	char err[ZS_ERRLEN];
-	uint64_t job = 0;
-	bool json = false;
 	int c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "j:Jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			if (zs_parse_u64("--job", optarg, 1, UINT32_MAX, &job, err))
+			if (zs_parse_u64("--job", optarg, 1, UINT32_MAX, &a->job, err))
 				return cli_usage_error("report", "%s", err);
 			break;
 		case 'J':
-			json = true;
+			a->json = true;
 			break;
 		case 'h':
-			printf("usage: zonesort report [--job JOBID] [--json] [key=value ...]\n"
-			       "Shows what zonesort did for your job on this node: for the job prolog\n"
-			       "and each step, the mode (--zonesort=off|on|SECONDS), the sorts made,\n"
-			       "skipped, busy or failed, the sorter used, and, where the site samples\n"
-			       "conflicts (sample_conflicts=yes) and the step sorted periodically, the\n"
-			       "fraction of the step's pages that shared a memory-side cache slot next\n"
-			       "to what random placement would give. Without --job: the job in\n"
-			       "$SLURM_JOB_ID, else every job of yours recorded on this node, newest\n"
-			       "first. Only a job's owner and root can read its record; records are\n"
-			       "kept report_days days (plugstack.conf, default 7) and until reboot.\n"
-			       "Run it on each node of the job to see that node.\n");
+			usage();
 			return ZS_EXIT_OK;
 		default:
 			return cli_usage_error("report", "see 'zonesort report --help'");
 		}
 	}
-	if (cli_policy(&policy, argc - optind, argv + optind))
+	if (cli_policy(&a->policy, argc - optind, argv + optind))
 		return ZS_EXIT_USAGE;
-	if (!job && getenv("SLURM_JOB_ID") &&
-	    zs_parse_u64("SLURM_JOB_ID", getenv("SLURM_JOB_ID"), 1, UINT32_MAX, &job, err))
+	if (!a->job && getenv("SLURM_JOB_ID") &&
+	    zs_parse_u64("SLURM_JOB_ID", getenv("SLURM_JOB_ID"), 1, UINT32_MAX, &a->job, err))
 		return cli_usage_error("report", "%s", err);
-	if (job) {
-		int rc = show_job(&policy.report, (uint32_t)job, json, false, "");
+	return CLI_GO_ON;
+}
 
-		if (json && !rc)
-			putchar('\n');
-		return rc ? ZS_EXIT_FAIL : ZS_EXIT_OK;
-	}
-
+/* Every job of the caller's recorded on this node. */
+static int report_all(const struct report_args *a)
+{
+	char err[ZS_ERRLEN];
 	uint32_t *jobs;
 	unsigned n, shown = 0;
 
-	if (zs_report_list(&policy.report, &jobs, &n, err)) {
+	if (zs_report_list(&a->policy.report, &jobs, &n, err)) {
 		fprintf(stderr, "zonesort report: %s\n", err);
 		return ZS_EXIT_FAIL;
 	}
-	if (json) {
+	if (a->json) {
 		printf("{\"node\":");
 		zs_json_string(stdout, host_name());
 		printf(",\"jobs\":[");
 	}
 	for (unsigned i = 0; i < n; i++)
-		if (!show_job(&policy.report, jobs[i], json, true, json && shown ? "," : ""))
+		if (!show_job(&a->policy.report, jobs[i], a->json, true, a->json && shown ? "," : ""))
 			shown++;
-	if (json)
+	if (a->json)
 		printf("]}\n");
 	else if (!shown)
 		printf("zonesort report: no job of yours recorded on %s\n", host_name());
 	free(jobs);
 	return ZS_EXIT_OK;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_args a = { 0 };
+	int rc = parse_report(argc, argv, &a);
+
+	if (rc != CLI_GO_ON)
+		return rc;
+	if (!a.job)
+		return report_all(&a);
+	rc = show_job(&a.policy.report, (uint32_t)a.job, a.json, false, "");
+	if (a.json && !rc)
+		putchar('\n');
+	return rc ? ZS_EXIT_FAIL : ZS_EXIT_OK;
 }

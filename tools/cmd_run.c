@@ -294,7 +294,48 @@ out:
 	return rc;
 }
 
-int cmd_run(int argc, char **argv)
+/* The command line; the policy words are read after helper_limits. */
+struct run_args {
+	uint64_t every, parent, max_rounds, sample;
+	struct zs_policy policy;
+};
+
+/* The running helper. */
+struct helper {
+	const struct run_args *a;
+	struct zs_sorter *s;
+	struct sampler sm;
+	struct zs_tally tally;
+	pid_t parent;			/* 0: none watched */
+	int pidfd;
+	sigset_t unblocked;		/* the mask ppoll waits with */
+	unsigned min_interval;
+};
+
+static void usage(void)
+{
+	printf("usage: zonesort run --every SECONDS [--parent PID] [--count N] [--sample PID] [key=value ...]\n"
+	       "Sorts the target nodes every SECONDS (1-86400), first after one period,\n"
+	       "until SIGTERM, until process PID exits, or after N rounds. A node sorted\n"
+	       "by anyone less than max(min_interval, SECONDS/2) ago is skipped. A due\n"
+	       "sort waits while the node allocates or frees memory fast (an\n"
+	       "allocation in flight, a job exiting) or PID's descendants grow\n"
+	       "resident, at most max(SECONDS, 10) seconds.\n"
+	       "Prints the running totals after each round:\n"
+	       "  rounds=R sorted=S recent=R busy=B failed=F seconds=T\n"
+	       "With --sample PID, also measures after each round the cache-slot\n"
+	       "conflicts of PID's descendant processes (this helper excluded), as\n"
+	       "'zonesort conflicts' does, and prints\n"
+	       "  conflicts fraction=F random=R pages=N samples=K\n"
+	       "(the cache from hwloc, or cache_size= and ways=; needs root).\n"
+	       "The helper resets a negative oom_score_adj (slurmstepd's) to 0 and\n"
+	       "limits its address space to 512 MiB; a step too large to sample in it\n"
+	       "is not sampled.\n");
+}
+
+/* Reads the options into a. Returns CLI_GO_ON, or the exit code (help
+ * printed, or a usage error). */
+static int parse_run(int argc, char **argv, struct run_args *a)
 {
 	static const struct option opts[] = {
 		{ "every", required_argument, NULL, 'e' },
@@ -304,178 +345,202 @@ int cmd_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t every = 0, parent = 0, max_rounds = 0, sample = 0;
-	struct sampler sm = { .off = true };
-	char err[ZS_ERRLEN], line[ZS_ERRLEN + 64];
-	struct zs_policy policy;
-	struct zs_sorter *s;
-	struct zs_tally tally = { 0 };
-	sigset_t block, unblocked;
-	struct sigaction sa;
-	int c, pidfd = -1;
+	char err[ZS_ERRLEN];
+	int c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+e:p:c:s:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
-			if (zs_parse_u64("--every", optarg, 1, ZS_MAX_PERIOD, &every, err))
+			if (zs_parse_u64("--every", optarg, 1, ZS_MAX_PERIOD, &a->every, err))
 				return cli_usage_error("run", "%s", err);
 			break;
 		case 'p':
-			if (zs_parse_u64("--parent", optarg, 1, 4194304, &parent, err))
+			if (zs_parse_u64("--parent", optarg, 1, 4194304, &a->parent, err))
 				return cli_usage_error("run", "%s", err);
 			break;
 		case 'c':
-			if (zs_parse_u64("--count", optarg, 1, UINT32_MAX, &max_rounds, err))
+			if (zs_parse_u64("--count", optarg, 1, UINT32_MAX, &a->max_rounds, err))
 				return cli_usage_error("run", "%s", err);
 			break;
 		case 's':
-			if (zs_parse_u64("--sample", optarg, 1, 4194304, &sample, err))
+			if (zs_parse_u64("--sample", optarg, 1, 4194304, &a->sample, err))
 				return cli_usage_error("run", "%s", err);
 			break;
 		case 'h':
-			printf("usage: zonesort run --every SECONDS [--parent PID] [--count N] [--sample PID] [key=value ...]\n"
-			       "Sorts the target nodes every SECONDS (1-86400), first after one period,\n"
-			       "until SIGTERM, until process PID exits, or after N rounds. A node sorted\n"
-			       "by anyone less than max(min_interval, SECONDS/2) ago is skipped. A due\n"
-			       "sort waits while the node allocates or frees memory fast (an\n"
-			       "allocation in flight, a job exiting) or PID's descendants grow\n"
-			       "resident, at most max(SECONDS, 10) seconds.\n"
-			       "Prints the running totals after each round:\n"
-			       "  rounds=R sorted=S recent=R busy=B failed=F seconds=T\n"
-			       "With --sample PID, also measures after each round the cache-slot\n"
-			       "conflicts of PID's descendant processes (this helper excluded), as\n"
-			       "'zonesort conflicts' does, and prints\n"
-			       "  conflicts fraction=F random=R pages=N samples=K\n"
-			       "(the cache from hwloc, or cache_size= and ways=; needs root).\n"
-			       "The helper resets a negative oom_score_adj (slurmstepd's) to 0 and\n"
-			       "limits its address space to 512 MiB; a step too large to sample in it\n"
-			       "is not sampled.\n");
+			usage();
 			return ZS_EXIT_OK;
 		default:
 			return cli_usage_error("run", "see 'zonesort run --help'");
 		}
 	}
-	if (!every)
+	if (!a->every)
 		return cli_usage_error("run", "--every SECONDS is required (1-%u)", ZS_MAX_PERIOD);
-	helper_limits();
-	if (cli_policy(&policy, argc - optind, argv + optind))
-		return ZS_EXIT_USAGE;
-	if (parent) {
-		pidfd = zs_pidfd_open((pid_t)parent);
-		if (pidfd < 0 && errno == ESRCH)
-			return ZS_EXIT_OK;
-	}
+	return CLI_GO_ON;
+}
+
+/* "error: <what><msg>" as one line. */
+static void emit_error(const char *what, const char *msg, bool final)
+{
+	char line[ZS_ERRLEN + 64];
+
+	snprintf(line, sizeof(line), "error: %s%s\n", what, msg);
+	emit(line, final);
+}
+
+static void emit_tally(const struct zs_tally *t, bool final)
+{
+	char line[ZS_ERRLEN + 64];
+
+	zs_tally_format(t, line, sizeof(line) - 1);
+	strcat(line, "\n");
+	emit(line, final);
+}
+
+/* SIGTERM, SIGINT and SIGHUP request a stop. They are only delivered inside
+ * ppoll (with *unblocked), so a stop request is never lost between the
+ * check and the sleep. */
+static void stop_on_signals(sigset_t *unblocked)
+{
+	static const int stops[] = { SIGTERM, SIGINT, SIGHUP };
+	struct sigaction sa;
+	sigset_t block;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	/* Signals are only delivered inside ppoll, so a stop request is never
-	 * lost between the check and the sleep. */
 	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGHUP);
-	sigprocmask(SIG_BLOCK, &block, &unblocked);
-	sigdelset(&unblocked, SIGTERM);
-	sigdelset(&unblocked, SIGINT);
-	sigdelset(&unblocked, SIGHUP);
+	for (unsigned i = 0; i < sizeof(stops) / sizeof(stops[0]); i++) {
+		sigaction(stops[i], &sa, NULL);
+		sigaddset(&block, stops[i]);
+	}
+	signal(SIGPIPE, SIG_IGN);
+	sigprocmask(SIG_BLOCK, &block, unblocked);
+	for (unsigned i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
+		sigdelset(unblocked, stops[i]);
+}
 
-	if (zs_sorter_open(&policy.sorter, &policy.memcache, &policy.metrics, &s, err)) {
-		snprintf(line, sizeof(line), "error: %s\n", err);
-		emit(line, true);
+/* One sort of the target nodes; moves *next to a full period after the
+ * sort's start when it sorted. */
+static void sort_round(struct helper *h, bool quiet, double *next)
+{
+	struct round_ctx ctx = { .nerrors = 0 };
+	struct zs_tally tally_before = h->tally;
+	char err[ZS_ERRLEN];
+	long long before;
+
+	zs_sorter_hold_compaction(h->s, !quiet);
+	before = zs_sorter_last_start(h->s);
+	zs_sorter_sort(h->s, h->min_interval, &h->tally, note_failure, &ctx);
+	if (zs_metrics_sorts(&h->a->policy.metrics, NULL, zs_sorter_kind_name(zs_sorter_backend(h->s)),
+			     &tally_before, &h->tally, err) && ctx.nerrors < 4)
+		snprintf(ctx.errors[ctx.nerrors++], ZS_ERRLEN, "%s", err);
+	/* Our next sort is due a full period after this one began, so it is
+	 * never refused as too recent by our own stamp however late this
+	 * round started (every >= min_interval). */
+	if (zs_sorter_last_start(h->s) != before) {
+		long long since = zs_boottime_ns() - zs_sorter_last_start(h->s);
+
+		/* The clock read last makes next fall a little after the
+		 * sort's start, never before; 1 ms more for rounding. */
+		*next = zs_now() - (double)since / 1e9 + 0.001;
+	}
+	for (unsigned i = 0; i < ctx.nerrors; i++)
+		emit_error("", ctx.errors[i], false);
+}
+
+static void sample_round(struct helper *h)
+{
+	char err[ZS_ERRLEN], line[ZS_ERRLEN + 64];
+	int got = sampler_sample(&h->sm, err);
+
+	if (got < 0) {
+		/* Say it once; sampling stays off for the step. */
+		emit_error("conflict sampling: ", err, false);
+		h->sm.off = true;
+	} else if (got == 0) {
+		if (zs_metrics_sample(&h->a->policy.metrics, NULL, &h->sm.last, err))
+			emit_error("", err, false);
+		zs_sample_format(&h->sm.last, line, sizeof(line) - 1);
+		strcat(line, "\n");
+		emit(line, false);
+	}
+}
+
+/* Rounds until a stop request, the parent's exit or --count rounds. */
+static void helper_loop(struct helper *h)
+{
+	const double every = (double)h->a->every;
+	double next = zs_now() + every;
+	double max_hold = every > QUIET_MIN_WAIT ? every : QUIET_MIN_WAIT;
+
+	for (;;) {
+		bool quiet = wait_quiet(next, max_hold, h->parent, h->pidfd, &h->unblocked);
+
+		if (stop_requested || !parent_alive(h->parent, h->pidfd))
+			break;
+		sort_round(h, quiet, &next);
+		if (!h->sm.off)
+			sample_round(h);
+		emit_tally(&h->tally, false);
+		if (h->a->max_rounds && h->tally.rounds >= h->a->max_rounds)
+			break;
+		/* A round that overran the period starts the next one a full
+		 * period later rather than at once. */
+		next += every;
+		if (next < zs_now())
+			next = zs_now() + every;
+	}
+}
+
+static int run_helper(const struct run_args *a)
+{
+	struct helper h = { .a = a, .sm = { .off = true }, .parent = (pid_t)a->parent, .pidfd = -1 };
+	char err[ZS_ERRLEN];
+
+	if (a->parent) {
+		h.pidfd = zs_pidfd_open(h.parent);
+		if (h.pidfd < 0 && errno == ESRCH)
+			return ZS_EXIT_OK;
+	}
+	stop_on_signals(&h.unblocked);
+	if (zs_sorter_open(&a->policy.sorter, &a->policy.memcache, &a->policy.metrics, &h.s, err)) {
+		emit_error("", err, true);
 		return ZS_EXIT_FAIL;
 	}
 	/* The plugin starts no helper there; one started by hand says so
 	 * once and leaves the node alone. */
-	if (zs_sorter_nothing_to_sort(s)) {
+	if (zs_sorter_nothing_to_sort(h.s)) {
 		fprintf(stderr, "zonesort run: %s\n", ZS_NOTHING_TO_SORT);
-		zs_tally_format(&tally, line, sizeof(line) - 1);
-		strcat(line, "\n");
-		emit(line, true);
-		zs_sorter_close(s);
+		emit_tally(&h.tally, true);
+		zs_sorter_close(h.s);
 		return ZS_EXIT_OK;
 	}
-	if (sample) {
-		if (sampler_open(&sm, &policy.memcache, (pid_t)sample, err)) {
-			snprintf(line, sizeof(line), "error: conflict sampling: %s\n", err);
-			emit(line, false);
-		} else {
-			sm.off = false;
-		}
+	if (a->sample) {
+		if (sampler_open(&h.sm, &a->policy.memcache, (pid_t)a->sample, err))
+			emit_error("conflict sampling: ", err, false);
+		else
+			h.sm.off = false;
 	}
 	/* min_interval is the least time between two sorts of a node by any
 	 * writer; another helper's or step's sort within half our period also
 	 * makes ours redundant. */
-	unsigned min_interval = zs_helper_min_interval(policy.min_interval, (unsigned)every);
-	double next = zs_now() + (double)every;
-	double max_hold = (double)every > QUIET_MIN_WAIT ? (double)every : QUIET_MIN_WAIT;
-
-	for (;;) {
-		struct round_ctx ctx = { .nerrors = 0 };
-
-		bool quiet = wait_quiet(next, max_hold, (pid_t)parent, pidfd, &unblocked);
-
-		if (stop_requested || !parent_alive((pid_t)parent, pidfd))
-			break;
-		zs_sorter_hold_compaction(s, !quiet);
-		long long before = zs_sorter_last_start(s);
-		struct zs_tally tally_before = tally;
-
-		zs_sorter_sort(s, min_interval, &tally, note_failure, &ctx);
-		if (zs_metrics_sorts(&policy.metrics, NULL, zs_sorter_kind_name(zs_sorter_backend(s)),
-				     &tally_before, &tally, err) && ctx.nerrors < 4)
-			snprintf(ctx.errors[ctx.nerrors++], ZS_ERRLEN, "%s", err);
-		/* Our next sort is due a full period after this one began, so it
-		 * is never refused as too recent by our own stamp however late
-		 * this round started (every >= min_interval). */
-		if (zs_sorter_last_start(s) != before) {
-			long long since = zs_boottime_ns() - zs_sorter_last_start(s);
-
-			/* The clock read last makes next fall a little after the
-			 * sort's start, never before; 1 ms more for rounding. */
-			next = zs_now() - (double)since / 1e9 + 0.001;
-		}
-		for (unsigned i = 0; i < ctx.nerrors; i++) {
-			snprintf(line, sizeof(line), "error: %s\n", ctx.errors[i]);
-			emit(line, false);
-		}
-		if (!sm.off) {
-			int got = sampler_sample(&sm, err);
-
-			if (got < 0) {
-				/* Say it once; sampling stays off for the step. */
-				snprintf(line, sizeof(line), "error: conflict sampling: %s\n", err);
-				emit(line, false);
-				sm.off = true;
-			} else if (got == 0) {
-				if (zs_metrics_sample(&policy.metrics, NULL, &sm.last, err)) {
-					snprintf(line, sizeof(line), "error: %s\n", err);
-					emit(line, false);
-				}
-				zs_sample_format(&sm.last, line, sizeof(line) - 1);
-				strcat(line, "\n");
-				emit(line, false);
-			}
-		}
-		zs_tally_format(&tally, line, sizeof(line) - 1);
-		strcat(line, "\n");
-		emit(line, false);
-		if (max_rounds && tally.rounds >= max_rounds)
-			break;
-		/* A round that overran the period starts the next one a full
-		 * period later rather than at once. */
-		next += (double)every;
-		if (next < zs_now())
-			next = zs_now() + (double)every;
-	}
-	zs_tally_format(&tally, line, sizeof(line) - 1);
-	strcat(line, "\n");
-	emit(line, true);
-	zs_sorter_close(s);
-	free(sm.geoms);
+	h.min_interval = zs_helper_min_interval(a->policy.min_interval, (unsigned)a->every);
+	helper_loop(&h);
+	emit_tally(&h.tally, true);
+	zs_sorter_close(h.s);
+	free(h.sm.geoms);
 	return ZS_EXIT_OK;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_args a = { 0 };
+	int rc = parse_run(argc, argv, &a);
+
+	if (rc != CLI_GO_ON)
+		return rc;
+	helper_limits();
+	if (cli_policy(&a.policy, argc - optind, argv + optind))
+		return ZS_EXIT_USAGE;
+	return run_helper(&a);
 }

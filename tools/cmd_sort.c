@@ -22,7 +22,28 @@ static void print_node(void *ctx, const struct zs_node_result *r)
 		printf("zonesort: node %d: %s: %s\n", r->node, zs_outcome_name(r->outcome), r->msg);
 }
 
-int cmd_sort(int argc, char **argv)
+/* The command line: --nodes is applied to the policy as nodes=. */
+struct sort_args {
+	uint64_t min_interval;
+	struct zs_policy policy;
+};
+
+static void usage(void)
+{
+	printf("usage: zonesort sort [--nodes LIST] [--min-interval SECONDS] [key=value ...]\n"
+	       "Sorts the free lists of the target NUMA nodes now (default: the nodes\n"
+	       "behind a memory-side cache) and reports each node and the time taken.\n"
+	       "A machine without a memory-side cache (none found, no cache_size=) has\n"
+	       "nothing to sort and is left alone, unless nocache=compact is given.\n"
+	       "Nodes sorted less than --min-interval seconds ago are skipped (default\n"
+	       "0: always sort).\n"
+	       "Exit: 0 sorted or nothing to sort, 1 a node failed or no sorter exists,\n"
+	       "2 usage error.\n");
+}
+
+/* Fills a from the command line. Returns CLI_GO_ON, or the exit code (help
+ * printed, or a usage error). */
+static int parse_sort(int argc, char **argv, struct sort_args *a)
 {
 	static const struct option opts[] = {
 		{ "nodes", required_argument, NULL, 'n' },
@@ -31,12 +52,8 @@ int cmd_sort(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *nodes = NULL;
-	uint64_t min_interval = 0;
-	char err[ZS_ERRLEN], buf[256];
-	struct zs_policy policy;
-	struct zs_sorter *s;
-	struct zs_tally tally = { 0 };
-	int c, rc;
+	char err[ZS_ERRLEN];
+	int c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+n:i:h", opts, NULL)) != -1) {
@@ -45,34 +62,36 @@ int cmd_sort(int argc, char **argv)
 			nodes = optarg;
 			break;
 		case 'i':
-			if (zs_parse_u64("--min-interval", optarg, 0, 86400, &min_interval, err))
+			if (zs_parse_u64("--min-interval", optarg, 0, 86400, &a->min_interval, err))
 				return cli_usage_error("sort", "%s", err);
 			break;
 		case 'h':
-			printf("usage: zonesort sort [--nodes LIST] [--min-interval SECONDS] [key=value ...]\n"
-			       "Sorts the free lists of the target NUMA nodes now (default: the nodes\n"
-			       "behind a memory-side cache) and reports each node and the time taken.\n"
-			       "A machine without a memory-side cache (none found, no cache_size=) has\n"
-			       "nothing to sort and is left alone, unless nocache=compact is given.\n"
-			       "Nodes sorted less than --min-interval seconds ago are skipped (default\n"
-			       "0: always sort).\n"
-			       "Exit: 0 sorted or nothing to sort, 1 a node failed or no sorter exists,\n"
-			       "2 usage error.\n");
+			usage();
 			return ZS_EXIT_OK;
 		default:
 			return cli_usage_error("sort", "see 'zonesort sort --help'");
 		}
 	}
-	if (cli_policy(&policy, argc - optind, argv + optind))
+	if (cli_policy(&a->policy, argc - optind, argv + optind))
 		return ZS_EXIT_USAGE;
 	if (nodes) {
 		char word[300];
 
 		snprintf(word, sizeof(word), "nodes=%s", nodes);
-		if (zs_policy_set(&policy, word, err))
+		if (zs_policy_set(&a->policy, word, err))
 			return cli_usage_error("sort", "--nodes: %s", err);
 	}
-	if (zs_sorter_open(&policy.sorter, &policy.memcache, &policy.metrics, &s, err)) {
+	return CLI_GO_ON;
+}
+
+static int run_sort(const struct sort_args *a)
+{
+	char err[ZS_ERRLEN], buf[256];
+	struct zs_sorter *s;
+	struct zs_tally tally = { 0 };
+	int rc;
+
+	if (zs_sorter_open(&a->policy.sorter, &a->policy.memcache, &a->policy.metrics, &s, err)) {
 		fprintf(stderr, "zonesort sort: %s\n", err);
 		return ZS_EXIT_USAGE;
 	}
@@ -92,9 +111,17 @@ int cmd_sort(int argc, char **argv)
 	/* sorter=auto went on without the module: say why by name. */
 	if (zs_sorter_refusal(s))
 		fprintf(stderr, "zonesort sort: %s; sorting with %s instead\n", zs_sorter_why(s), backend);
-	rc = zs_sorter_sort(s, (unsigned)min_interval, &tally, print_node, (void *)backend);
+	rc = zs_sorter_sort(s, (unsigned)a->min_interval, &tally, print_node, (void *)backend);
 	printf("zonesort: nodes %s: %s, backend %s\n", zs_sorter_targets(s, buf, sizeof(buf)),
 	       zs_tally_describe(&tally, err, sizeof(err)), backend);
 	zs_sorter_close(s);
 	return rc ? ZS_EXIT_FAIL : ZS_EXIT_OK;
+}
+
+int cmd_sort(int argc, char **argv)
+{
+	struct sort_args a = { 0 };
+	int rc = parse_sort(argc, argv, &a);
+
+	return rc != CLI_GO_ON ? rc : run_sort(&a);
 }

@@ -522,7 +522,50 @@ static int write_prometheus(const char *dir, const struct zs_metrics_opts *mo, c
 	return rc;
 }
 
-int cmd_status(int argc, char **argv)
+/* The command line. */
+struct status_args {
+	bool json, histogram;
+	const char *size_arg, *ways_arg, *prom_dir;
+	double fraction;
+	struct zs_policy policy;
+};
+
+/* What status finds; freed by status_free. */
+struct status {
+	struct zs_memcache *mc;
+	int nmc;
+	struct zs_sorter *s;
+	struct node_state *ns;
+	int nn;
+	struct zs_node_geom *geoms;
+	unsigned ngeoms;
+	struct zs_zone *zones;
+	unsigned nzones;
+};
+
+static void usage(void)
+{
+	printf("usage: zonesort status [--json] [--cache-size SIZE --ways N] [--fraction F] [--histogram] [--prometheus DIR] [key=value ...]\n"
+	       "Shows the memory-side caches hwloc finds (or --cache-size/--ways, or\n"
+	       "cache_size=/ways=, assume), the sorter that would be used, the target\n"
+	       "nodes, and for each NUMA node its memory and whether the sorter can sort it\n"
+	       "(without a cache: nothing to sort, unless nocache=compact).\n"
+	       "For each node behind a cache (every node when a size is given) it reads the\n"
+	       "free blocks of the buddy allocator (/proc/kpageflags, root only) and shows\n"
+	       "how the free pages spread over the cache slots, and the conflict potential:\n"
+	       "the expected fraction of the next allocation of F of the cache (default\n"
+	       "50%%; 0.5 or 50%%) that would share a slot beyond its ways, handing out free\n"
+	       "blocks as the buddy allocator does (smallest order first, blocks of one\n"
+	       "order in random order), against random placement.\n"
+	       "--histogram adds the free pages per slot in %d bins of adjacent slots.\n"
+	       "--prometheus DIR also writes these figures per NUMA node to\n"
+	       "DIR/zonesort-status.prom for node_exporter's textfile collector.\n",
+	       HIST_BINS);
+}
+
+/* Fills a from the command line. Returns CLI_GO_ON, or the exit code (help
+ * printed, or a usage error). */
+static int parse_status(int argc, char **argv, struct status_args *a)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -534,137 +577,148 @@ int cmd_status(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool json = false, histogram = false;
-	const char *size_arg = NULL, *ways_arg = NULL, *prom_dir = NULL;
 	char err[ZS_ERRLEN];
-	struct zs_policy policy;
-	struct zs_sorter *s;
-	struct zs_memcache *mc;
 	uint64_t cache_size;
 	unsigned ways;
-	double fraction = 0.5;
-	int nmc, c, nn = 0;
+	int c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jc:w:f:HP:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			json = true;
+			a->json = true;
 			break;
 		case 'c':
-			size_arg = optarg;
+			a->size_arg = optarg;
 			break;
 		case 'w':
-			ways_arg = optarg;
+			a->ways_arg = optarg;
 			break;
 		case 'f':
-			if (zs_parse_fraction("--fraction", optarg, 16.0, &fraction, err))
+			if (zs_parse_fraction("--fraction", optarg, 16.0, &a->fraction, err))
 				return cli_usage_error("status", "%s", err);
 			break;
 		case 'H':
-			histogram = true;
+			a->histogram = true;
 			break;
 		case 'P':
 			if (optarg[0] != '/')
 				return cli_usage_error("status", "--prometheus %s: expected the absolute path of node_exporter's textfile directory", optarg);
-			prom_dir = optarg;
+			a->prom_dir = optarg;
 			break;
 		case 'h':
-			printf("usage: zonesort status [--json] [--cache-size SIZE --ways N] [--fraction F] [--histogram] [--prometheus DIR] [key=value ...]\n"
-			       "Shows the memory-side caches hwloc finds (or --cache-size/--ways, or\n"
-			       "cache_size=/ways=, assume), the sorter that would be used, the target\n"
-			       "nodes, and for each NUMA node its memory and whether the sorter can sort it\n"
-			       "(without a cache: nothing to sort, unless nocache=compact).\n"
-			       "For each node behind a cache (every node when a size is given) it reads the\n"
-			       "free blocks of the buddy allocator (/proc/kpageflags, root only) and shows\n"
-			       "how the free pages spread over the cache slots, and the conflict potential:\n"
-			       "the expected fraction of the next allocation of F of the cache (default\n"
-			       "50%%; 0.5 or 50%%) that would share a slot beyond its ways, handing out free\n"
-			       "blocks as the buddy allocator does (smallest order first, blocks of one\n"
-			       "order in random order), against random placement.\n"
-			       "--histogram adds the free pages per slot in %d bins of adjacent slots.\n"
-			       "--prometheus DIR also writes these figures per NUMA node to\n"
-			       "DIR/zonesort-status.prom for node_exporter's textfile collector.\n",
-			       HIST_BINS);
+			usage();
 			return ZS_EXIT_OK;
 		default:
 			return cli_usage_error("status", "see 'zonesort status --help'");
 		}
 	}
-	if (cli_cache_options("status", size_arg, ways_arg, &cache_size, &ways))
+	if (cli_cache_options("status", a->size_arg, a->ways_arg, &cache_size, &ways))
 		return ZS_EXIT_USAGE;
-	if (cli_policy(&policy, argc - optind, argv + optind))
+	if (cli_policy(&a->policy, argc - optind, argv + optind))
 		return ZS_EXIT_USAGE;
 	if (cache_size)
-		policy.memcache.cache_size = cache_size;
+		a->policy.memcache.cache_size = cache_size;
 	if (ways)
-		policy.memcache.ways = ways;
-	/* status always asks hwloc, and refreshes the copy jobs use. */
-	mkdir(policy.memcache.statedir, 0755);
-	if (zs_memcache_discover_cached(&policy.memcache, true, &mc, &nmc, err) ||
-	    zs_sorter_open(&policy.sorter, &policy.memcache, &policy.metrics, &s, err)) {
-		fprintf(stderr, "zonesort status: %s\n", err);
-		return ZS_EXIT_FAIL;
+		a->policy.memcache.ways = ways;
+	return CLI_GO_ON;
+}
+
+/* One NUMA node's row: its memory, the sorter's view of it, its
+ * quarantine and, behind a cache, how its free memory spreads. */
+static void node_state_read(const struct status_args *a, const struct status *st, int n,
+			    long long mem, long long freeb, const char *zones_error,
+			    struct node_state *ns)
+{
+	const struct zs_node_geom *g;
+
+	*ns = (struct node_state){ .node = n, .mem = mem, .free = freeb,
+				   .cache = zs_memcache_find(st->mc, st->nmc, n),
+				   .target = zs_sorter_is_target(st->s, n) };
+	probe_backend(&a->policy.sorter, zs_sorter_backend(st->s), ns);
+	if (zs_sorter_nothing_to_sort(st->s))
+		snprintf(ns->detail, sizeof(ns->detail), "%s", ZS_NOTHING_TO_SORT);
+	ns->have_quarantine = !zs_sorter_quarantine(st->s, n, &ns->quarantine);
+	if ((g = zs_node_geom_find(st->geoms, st->ngeoms, n))) {
+		ns->fs.geom = *g;
+		free_slots_compute(&ns->fs, n, st->zones, st->nzones, zones_error, a->fraction);
 	}
+}
+
+/* Every NUMA node with memory (every possible one without libnuma). */
+static int status_nodes(const struct status_args *a, struct status *st, char *err)
+{
 	int max = zs_nodeset_max();
-	struct node_state *ns = calloc((size_t)max + 1, sizeof(*ns));
-	struct zs_node_geom *geoms = NULL;
-	unsigned ngeoms = 0;
-	struct zs_zone *zones = NULL;
-	unsigned nzones = 0;
 	char zones_err[ZS_ERRLEN];
 	bool have_zones;
 
-	if (!ns) {
-		fprintf(stderr, "zonesort status: out of memory\n");
-		return ZS_EXIT_FAIL;
-	}
-	if (nmc && zs_node_geoms_from(mc, nmc, size_arg ? "--cache-size" : "cache_size=",
-				      ways_arg ? "--ways" : "ways=", size_arg || ways_arg ? "option" : NULL,
-				      &geoms, &ngeoms, err)) {
-		fprintf(stderr, "zonesort status: %s\n", err);
-		return ZS_EXIT_FAIL;
-	}
-	have_zones = ngeoms && !zs_zones_read(NULL, NULL, &zones, &nzones, zones_err);
+	st->ns = calloc((size_t)max + 1, sizeof(*st->ns));
+	if (!st->ns)
+		return zs_fail(err, "out of memory");
+	if (st->nmc && zs_node_geoms_from(st->mc, st->nmc,
+					  a->size_arg ? "--cache-size" : "cache_size=",
+					  a->ways_arg ? "--ways" : "ways=",
+					  a->size_arg || a->ways_arg ? "option" : NULL,
+					  &st->geoms, &st->ngeoms, err))
+		return -1;
+	have_zones = st->ngeoms && !zs_zones_read(NULL, NULL, &st->zones, &st->nzones, zones_err);
 	for (int n = 0; n <= max; n++) {
 		long long freeb = 0, mem = numa_available() < 0 ? 0 : numa_node_size64(n, &freeb);
-		const struct zs_node_geom *g;
 
 		if (mem <= 0 && numa_available() >= 0)
 			continue;
-		ns[nn] = (struct node_state){ .node = n, .mem = mem, .free = freeb,
-					      .cache = zs_memcache_find(mc, nmc, n),
-					      .target = zs_sorter_is_target(s, n) };
-		probe_backend(&policy.sorter, zs_sorter_backend(s), &ns[nn]);
-		if (zs_sorter_nothing_to_sort(s))
-			snprintf(ns[nn].detail, sizeof(ns[nn].detail), "%s", ZS_NOTHING_TO_SORT);
-		ns[nn].have_quarantine = !zs_sorter_quarantine(s, n, &ns[nn].quarantine);
-		if ((g = zs_node_geom_find(geoms, ngeoms, n))) {
-			ns[nn].fs.geom = *g;
-			free_slots_compute(&ns[nn].fs, n, zones, nzones, have_zones ? NULL : zones_err,
-					   fraction);
-		}
-		nn++;
+		node_state_read(a, st, n, mem, freeb, have_zones ? NULL : zones_err,
+				&st->ns[st->nn++]);
 	}
-	struct module_state module;
+	return 0;
+}
 
-	module_state_read(&policy.sorter, s, &module);
-	if (json)
-		print_json(s, mc, nmc, ns, nn, zones, histogram, &module);
-	else
-		print_human(s, mc, nmc, ns, nn, zones, histogram, &module);
+static void status_free(struct status *st)
+{
+	for (int i = 0; i < st->nn; i++)
+		zs_freemem_free(&st->ns[i].fs.fm);
+	free(st->ns);
+	free(st->geoms);
+	free(st->zones);
+	free(st->mc);
+	if (st->s)
+		zs_sorter_close(st->s);
+}
+
+static int run_status(struct status_args *a)
+{
+	struct status st = { 0 };
+	struct module_state module;
+	char err[ZS_ERRLEN];
 	int rc = ZS_EXIT_OK;
 
-	if (prom_dir && write_prometheus(prom_dir, &policy.metrics, s, ns, nn, err)) {
+	/* status always asks hwloc, and refreshes the copy jobs use. */
+	mkdir(a->policy.memcache.statedir, 0755);
+	if (zs_memcache_discover_cached(&a->policy.memcache, true, &st.mc, &st.nmc, err) ||
+	    zs_sorter_open(&a->policy.sorter, &a->policy.memcache, &a->policy.metrics, &st.s, err) ||
+	    status_nodes(a, &st, err)) {
+		fprintf(stderr, "zonesort status: %s\n", err);
+		status_free(&st);
+		return ZS_EXIT_FAIL;
+	}
+	module_state_read(&a->policy.sorter, st.s, &module);
+	if (a->json)
+		print_json(st.s, st.mc, st.nmc, st.ns, st.nn, st.zones, a->histogram, &module);
+	else
+		print_human(st.s, st.mc, st.nmc, st.ns, st.nn, st.zones, a->histogram, &module);
+	if (a->prom_dir && write_prometheus(a->prom_dir, &a->policy.metrics, st.s, st.ns, st.nn,
+					    err)) {
 		fprintf(stderr, "zonesort status: %s\n", err);
 		rc = ZS_EXIT_FAIL;
 	}
-	for (int i = 0; i < nn; i++)
-		zs_freemem_free(&ns[i].fs.fm);
-	free(ns);
-	free(geoms);
-	free(zones);
-	free(mc);
-	zs_sorter_close(s);
+	status_free(&st);
 	return rc;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	struct status_args a = { .fraction = 0.5 };
+	int rc = parse_status(argc, argv, &a);
+
+	return rc != CLI_GO_ON ? rc : run_status(&a);
 }

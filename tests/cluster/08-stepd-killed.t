@@ -46,8 +46,22 @@ diag "it exited $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b
 fails "no helper is left on $victim" helper_on "$victim"
 if [ "$ZS_NODES" -gt 1 ]; then
 	before=$(sortcount_each)
-	sleep 2.5
-	after=$(sortcount_each)
+	# grown_nodes: the nodes other than the victim sorted since "before".
+	# A helper holds a due sort back while the host allocates fast (up to
+	# 10 s here), so the other helpers get 12 s to sort once more.
+	grown_nodes() {
+		local n=0 node b a out= after
+		after=$(sortcount_each)
+		for node in "${ZS_NODE_NAMES[@]}"; do
+			n=$((n + 1))
+			b=$(echo "$before" | cut -d' ' -f$n) a=$(echo "$after" | cut -d' ' -f$n)
+			[ "$node" != "$victim" ] && [ "$a" -gt "$b" ] && out="$out $node"
+		done
+		echo $out
+	}
+	want_grown=$(printf '%s\n' "${!others[@]}" | sort | tr '\n' ' ' | sed 's/ $//')
+	all_grown() { [ "$(grown_nodes)" = "$want_grown" ]; }
+	wait_for 12 all_grown
 	unaffected=
 	for node in "${!others[@]}"; do
 		kill -0 "${others[$node]}" 2>/dev/null && [ "$(helper_on "$node")" = "${others[$node]}" ] &&
@@ -55,14 +69,8 @@ if [ "$ZS_NODES" -gt 1 ]; then
 	done
 	is "$(echo $unaffected | tr ' ' '\n' | sort | tr '\n' ' ')" "$(printf '%s\n' "${!others[@]}" | sort | tr '\n' ' ')" \
 		"the helpers of the other nodes still run, the same processes"
-	n=0 grew=
-	for node in "${ZS_NODE_NAMES[@]}"; do
-		n=$((n + 1))
-		b=$(echo "$before" | cut -d' ' -f$n) a=$(echo "$after" | cut -d' ' -f$n)
-		[ "$node" != "$victim" ] && [ "$a" -gt "$b" ] && grew="$grew $node"
-	done
-	is "$(echo $grew)" "$(printf '%s\n' "${!others[@]}" | sort | tr '\n' ' ' | sed 's/ $//')" \
-		"and go on sorting (sorts per node $before -> $after)"
+	is "$(grown_nodes)" "$want_grown" \
+		"and go on sorting (sorts per node $before -> $(sortcount_each))"
 fi
 kill "$srun_pid" 2>/dev/null
 scancel -u root 2>/dev/null

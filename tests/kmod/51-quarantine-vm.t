@@ -115,11 +115,12 @@ remedy_test() {
 	is "$(g lib_bad_rc)" 2 "$series: zonesort sort quarantine=maybe is a usage error"
 
 	# Given back: on demand, under pressure, on unload. MemFree is the
-	# kernel's count, not the module's.
+	# kernel's count, not the module's; 256 KiB of slack for what the
+	# guest's shell allocates between the two readings.
 	local h gain
 	h=$(g demand_held_before) gain=$(g demand_memfree_gain_kb)
 	is "$(g demand_held_after)" 0 "$series: quarantine/release gives everything back"
-	num_ok "$series: ... MemFree grew by what was held ($gain KiB for $h pages)" "$h > 0 && $gain >= $h * 4 * 0.9"
+	num_ok "$series: ... MemFree grew by what was held ($gain KiB for $h pages)" "$h > 0 && $gain >= $h * 4 * 0.9 - 256"
 	num_ok "$series: ... KReclaimable in /proc/meminfo fell by as much ($(g demand_kreclaimable_drop_kb) KiB)" \
 		"$(g demand_kreclaimable_drop_kb) >= $h * 4 * 0.9 && $(g demand_kreclaimable_drop_kb) <= $h * 4 * 1.1"
 	num_ok "$series: ... and in node 0's meminfo ($(g demand_node_kreclaimable_drop_kb) KiB)" \
@@ -129,7 +130,7 @@ remedy_test() {
 	cmp_ok "$(g pressure_released)" -gt 0 "$series: ... and the shrinker gave held pages back ($(g pressure_released) of $(g pressure_held_before))"
 	unlike "$(km_lines "$log" dmesg_all)" "Out of memory|oom-kill|invoked oom-killer" "$series: ... nothing was OOM-killed"
 	h=$(g unload_held_before) gain=$(g unload_memfree_gain_kb)
-	num_ok "$series: rmmod gives back what was held ($gain KiB for $h pages)" "$h > 0 && $gain >= $h * 4 * 0.9"
+	num_ok "$series: rmmod gives back what was held ($gain KiB for $h pages)" "$h > 0 && $gain >= $h * 4 * 0.9 - 256"
 
 	is "$(km_dmesg_bad "$log")" "" "$series: no WARNING, BUG, oops, list corruption, lockup or stall in dmesg"
 	v=$(g tainted)

@@ -36,6 +36,10 @@ ours() { sinfo -h -N -o '%N|%t|%E' | awk -F'|' 'index($3, "NHC: check_hw_stream_
 of_job() { [ -f "$HIST" ] && jq -c --arg j "$1" 'select(.job == $j)' "$HIST"; }
 all_in() { [ "$(of_job "$1" | wc -l)" -eq 8 ]; }
 
+# idle_nodes: how many nodes are idle. idle_is N: true when N are.
+idle_nodes() { sinfo -h -N -o '%N %T' | awk '$2 == "idle" { n++ } END { print n + 0 }'; }
+idle_is() { [ "$(idle_nodes)" = "$1" ]; }
+
 # wave NAME VERDICTS OPTIONS...: one job on all eight nodes whose Epilogs all fail;
 # checks that two are drained and six held. Sets JOB and DRAINED.
 wave() {
@@ -57,8 +61,10 @@ wave() {
 		"$name: the first two in slurmctld's order (0 and 1 drained before them)"
 	is "$(of_job "$JOB" | jq -c 'select(.verdict == "held") | [.guard_drained >= 2, .guard_limit, .guard_released]' | sort -u)" \
 		"[true,2,true]" "$name: each held node saw two or more ahead of it, limit 2, and released its own drain"
-	is "$(sinfo -h -N -o '%N %T' | awk '$2 == "idle" { n++ } END { print n + 0 }')" 6 \
-		"$name: the six held nodes are in service (idle, no 'Epilog error')"
+	# A held node resumes its own drain after the job is gone; slurmctld
+	# shows it idle once it has handled that.
+	wait_for 30 idle_is 6
+	is "$(idle_nodes)" 6 "$name: the six held nodes are in service (idle, no 'Epilog error')"
 	is "$(grep -c 'HELD, not drained' "$T/runner.log")" 6 "$name: the runner logs HELD on each of the six"
 	held=0
 	for n in "${ZS_NODE_NAMES[@]}"; do

@@ -20,9 +20,11 @@ REBOOT
 	trap nhc_cluster_cleanup EXIT
 }
 
-# A 512 MiB probe without confirmation keeps each check short on a loaded machine.
+# A 512 MiB probe without confirmation keeps each check short on a loaded
+# machine; -T 20 -L 60 let it finish there (the default -T 5 is for a quiet
+# node: these tests are about drains, not the time limit).
 conf() {
-	printf '%s\n' "-P $ZS_STREAM_TRIAD -H $HIST -b $T/state/ -l $T/runner.log -k 0 -s 512MiB" "$*" > "$T/hc.conf"
+	printf '%s\n' "-P $ZS_STREAM_TRIAD -H $HIST -b $T/state/ -l $T/runner.log -k 0 -s 512MiB -T 20 -L 60" "$*" > "$T/hc.conf"
 }
 
 nhc_cluster_cleanup() {

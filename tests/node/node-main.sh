@@ -150,9 +150,10 @@ nd_main_test() {
 	# What the site installs this for.
 	num_ok "aging left an unsorted half-cache job with >= 10% collisions ($off)" "$off >= 0.10"
 	if [ "${scanned:-0}" -gt 0 ]; then
-		# A full quarantine had the node compacted: free memory joined
-		# into large blocks, which an unsorted allocation takes in order.
-		num_ok "... less after the sorts compacted the node ($scanned pages scanned): $off2 < $off" "$off2 < $off"
+		# A full quarantine had the node compacted. Compaction rearranges
+		# free memory in a way that predicts nothing about the slots an
+		# unsorted allocation gets next: the figure is reported only.
+		diag "after the sorts compacted the node ($scanned pages scanned), unsorted: $off2 (before: $off)"
 	else
 		num_ok "... and as much after the sorts, which did not compact the node ($off2)" "$off2 >= 0.10"
 	fi

@@ -14,6 +14,18 @@ need_file "$ZS_SRCDIR/configure" "configure script (scripts/build runs autorecon
 work=$(mktemp -d /tmp/zs-pkg01.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
+# The compiler and C library checks every run repeats are answered from
+# a cache file of one full run, and no case writes the Makefiles
+# (--no-create): each checks what configure decided, nothing it made.
+# The cache keeps none of what a case varies: pkg-config's, hwloc's,
+# libnuma's, Slurm's and OpenMP's results, the project's own zs_cv_
+# results and the recorded environment (ac_cv_env_*) are removed.
+seed=$work/seed.cache
+d=$(mktemp -d "$work/seed.XXXXXX")
+(cd "$d" && "$ZS_SRCDIR/configure" -q --cache-file="$seed" > /dev/null 2>&1)
+is "$?" 0 "a full configure run, whose generic checks the cases below reuse" || { done_testing; exit 1; }
+sed -i -E '/pkg_cv_|zs_cv_|ac_cv_env_|hwloc|numa|slurm|openmp/Id' "$seed"
+
 # try [VAR=VALUE | --OPTION]...: runs configure in a fresh directory
 # (TRY_DIR) with the variables in its environment and the options on its
 # command line; sets RC and OUT (its stdout and stderr).
@@ -26,7 +38,9 @@ try() {
 		esac
 	done
 	TRY_DIR=$(mktemp -d "$work/c.XXXXXX")
-	OUT=$(cd "$TRY_DIR" && env ${envs[@]+"${envs[@]}"} "$ZS_SRCDIR/configure" -q ${opts[@]+"${opts[@]}"} 2>&1)
+	cp "$seed" "$TRY_DIR/config.cache"
+	OUT=$(cd "$TRY_DIR" && env ${envs[@]+"${envs[@]}"} "$ZS_SRCDIR/configure" -q \
+		--no-create --cache-file=config.cache ${opts[@]+"${opts[@]}"} 2>&1)
 	RC=$?
 }
 

@@ -4,12 +4,13 @@
 # clean copy of the tree (the make dist tarball, unpacked in /tmp),
 # checked with lintian, installed on this machine with dpkg -i (a throwaway
 # CI machine), tested with the real-cluster suites (tests/cluster/*.t and
-# tests/nhc/1*-cluster-*.t of that copy) pointed at the installed files,
-# then purged, checking that nothing is left behind.
+# tests/nhc/1*-cluster-*.t of that copy, by default those that depend on
+# where files are installed) pointed at the installed files, then purged,
+# checking that nothing is left behind.
 #
 # Each suite file run against the installed packages gives one result
 # here, with its own counts as a diagnostic; a failure in it fails this
-# test. Takes about 4 minutes.
+# test. Takes about 4 minutes (12 with ZS_PKG_SUITES=all).
 set -u
 source "$(dirname "$0")/../lib/tap.sh"
 source "$(dirname "$0")/../lib/env.sh"
@@ -232,8 +233,23 @@ suite_file() {
 	diag "$name: $p passed, $f failed, exit $rc"
 	[ "$f" -eq 0 ] || diag "$(grep -E -A3 '^not ok ' <<< "$out" | head -20)"
 }
-for t in "$src"/tests/cluster/*.t "$src"/tests/nhc/1*-cluster-*.t; do
-	[ -e "$t" ] && suite_file "$t"
+# By default the files whose outcome depends on where things are
+# installed: the plugin binary, options and plugstack.conf, the helper
+# zonesort run by slurmstepd (once, periodic, its pids, unprivileged
+# users' jobs) and the health check run from the Epilog. The rest test
+# the same code paths as the build-tree suites; ZS_PKG_SUITES=all runs
+# every cluster and NHC cluster test against the packages.
+if [ "${ZS_PKG_SUITES:-}" = all ]; then
+	suites=("$src"/tests/cluster/*.t "$src"/tests/nhc/1*-cluster-*.t)
+else
+	suites=()
+	for t in cluster/00-plugin-binary cluster/01-options cluster/03-periodic cluster/05-unprivileged \
+		cluster/07-bad-plugstack cluster/20-helper-pids nhc/10-cluster-epilog; do
+		suites+=("$src/tests/$t.t")
+	done
+fi
+for t in "${suites[@]}"; do
+	ok "suite file ${t#"$src"/} is in the dist tarball" test -f "$t" && suite_file "$t"
 done
 
 # --- purge ---------------------------------------------------------------

@@ -30,9 +30,11 @@ like "$out" 'validation passed' "the table reports the validation"
 like "$out" '(streaming|ordinary) stores \((avx512|avx|sse2|generic) kernels\)' "the table names the stores and kernels used"
 wall=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')
 diag "default run: $wall s wall"
-# Only a guard against a hang: speed is measured in bench/, and a loaded
-# machine has taken 12 s here.
-num_ok "a default run ends within 60 s (took $wall s; bench/REPORT-stream.md has its speed)" "$wall < 60"
+# Only a guard against a hang: speed is measured in bench/. The default
+# footprint is twelve times the CPU caches, up to half of MemAvailable
+# (a virtual machine may report hundreds of MiB of L3 per core): arrays
+# of 10 GiB run 45 s on a quiet 2-CPU machine and twice that loaded.
+num_ok "a default run ends within 300 s (took $wall s; bench/REPORT-stream.md has its speed)" "$wall < 300"
 
 # JSON.
 run "$S" --json

@@ -9,8 +9,10 @@
 #include "tap.h"
 #include "child.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -127,18 +129,32 @@ static void sharing(void)
 	struct zs_pfnset set = { 0 };
 	size_t one = 0;
 
+	int ready[2];
+	char c;
+
 	for (size_t i = 0; i < len; i += 4096)
 		shm[i] = 1;
+	if (pipe(ready)) {
+		printf("Bail out! pipe: %s\n", strerror(errno));
+		exit(1);
+	}
 	for (int i = 0; i < SHARERS; i++) {
 		pids[i] = fork();
 		if (pids[i] == 0) {
 			for (size_t k = 0; k < len; k += 4096)
 				shm[k]++;
+			/* Mapped in full: the parent may read this process. */
+			if (write(ready[1], "", 1) != 1)
+				_exit(1);
 			pause();
 			_exit(0);
 		}
 	}
-	usleep(300000);
+	close(ready[1]);
+	for (int i = 0; i < SHARERS; i++)
+		if (read(ready[0], &c, 1) != 1)
+			printf("# sharer %d did not say it was ready\n", i);
+	close(ready[0]);
 	for (int i = 0; i < SHARERS; i++) {
 		ok(zs_pagemap_collect(pids[i], &set, err) == ZS_PAGEMAP_OK, "sharer %d read", i);
 		if (i == 0)
