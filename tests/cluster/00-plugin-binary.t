@@ -3,8 +3,8 @@
 # the SPANK entry points are exported, full RELRO, stack protector and
 # fortified string functions.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 need readelf nm
 need_file "$ZS_PLUGIN" "SPANK plugin"
 

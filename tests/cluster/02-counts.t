@@ -4,10 +4,10 @@
 # less than min_period ago, none for off; one summary line per node.
 # Runs on $ZS_NODES nodes (4N-02-counts.t: four), every job on all of them.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
-source "$(dirname "$0")/../lib/cluster.sh"
-source "$(dirname "$0")/../lib/sortcount.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
+source "$(dirname "$0")/../../testbed/cluster.sh"
+source "$(dirname "$0")/../../testbed/sortcount.sh"
 need srun sbatch scontrol
 need_file "$ZS_PLUGIN" "SPANK plugin"
 need_file "$ZS_ZONESORT" "zonesort command"

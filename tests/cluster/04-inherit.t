@@ -3,10 +3,10 @@
 # option overrides it. Runs on $ZS_NODES nodes (4N-04-inherit.t: four);
 # the batch step runs on the first node only, the others on all.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
-source "$(dirname "$0")/../lib/cluster.sh"
-source "$(dirname "$0")/../lib/sortcount.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
+source "$(dirname "$0")/../../testbed/cluster.sh"
+source "$(dirname "$0")/../../testbed/sortcount.sh"
 need srun sbatch salloc scontrol
 need_file "$ZS_PLUGIN" "SPANK plugin"
 need_file "$ZS_ZONESORT" "zonesort command"

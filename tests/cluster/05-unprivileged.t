@@ -3,10 +3,10 @@
 # the prolog and slurmstepd) and cannot change what root runs. Runs on
 # $ZS_NODES nodes (4N-05-unprivileged.t: four).
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
-source "$(dirname "$0")/../lib/cluster.sh"
-source "$(dirname "$0")/../lib/sortcount.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
+source "$(dirname "$0")/../../testbed/cluster.sh"
+source "$(dirname "$0")/../../testbed/sortcount.sh"
 need srun runuser scontrol pgrep
 need_file "$ZS_PLUGIN" "SPANK plugin"
 need_file "$ZS_ZONESORT" "zonesort command"

@@ -1,16 +1,16 @@
 #!/bin/bash
 # A node without a sorter, or a sorter that fails, never harms a job: the
 # job runs normally and one log line says what happened. The nodes have
-# the configured stand-in cache of tests/lib/sortcount.sh: without one
+# the configured stand-in cache of testbed/sortcount.sh: without one
 # there is nothing to sort (24-nocache.t). (EBUSY and EINVAL
 # from the real kernel module are tested in the QEMU suite, tests/kmod.)
 # Runs on $ZS_NODES nodes (4N-06-no-sorter.t: four); the interfaces are
 # per node, under each node's own /run.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
-source "$(dirname "$0")/../lib/cluster.sh"
-source "$(dirname "$0")/../lib/sortcount.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
+source "$(dirname "$0")/../../testbed/cluster.sh"
+source "$(dirname "$0")/../../testbed/sortcount.sh"
 need srun sbatch scontrol
 need_file "$ZS_PLUGIN" "SPANK plugin"
 need_file "$ZS_ZONESORT" "zonesort command"

@@ -2,9 +2,9 @@
 # A wrong plugstack.conf argument is refused with a message naming it,
 # before any job starts.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
-source "$(dirname "$0")/../lib/cluster.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
+source "$(dirname "$0")/../../testbed/cluster.sh"
 need srun sbatch scontrol
 need_file "$ZS_PLUGIN" "SPANK plugin"
 

@@ -1,13 +1,13 @@
 #!/bin/bash
-# The test cluster itself (tests/lib/cluster.sh): N nodes, each slurmd with
+# The test cluster itself (testbed/cluster.sh): N nodes, each slurmd with
 # its own host name and /run; and a cluster that fails to come up is torn
 # down like one that did: no munged, slurmctld, slurmd or job process is
 # left running, whether slurmctld died at start or the nodes were simply not
 # idle in time.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
-source "$(dirname "$0")/../lib/cluster.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
+source "$(dirname "$0")/../../testbed/cluster.sh"
 need srun sinfo scontrol pgrep unshare
 
 work=$(mktemp -d /tmp/zs-t09.XXXXXX)

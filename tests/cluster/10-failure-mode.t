@@ -7,9 +7,9 @@
 # would drain the node for that error, so there the plugin logs it and the
 # job runs unsorted.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
-source "$(dirname "$0")/../lib/cluster.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
+source "$(dirname "$0")/../../testbed/cluster.sh"
 need sbatch scontrol sinfo
 need_file "$ZS_PLUGIN" "SPANK plugin"
 

@@ -6,10 +6,10 @@
 # two steps' periodic helpers with a period of 3 s, started 1.2 s apart,
 # never sort the node less than 2 s apart.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
-source "$(dirname "$0")/../lib/cluster.sh"
-source "$(dirname "$0")/../lib/sortcount.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
+source "$(dirname "$0")/../../testbed/cluster.sh"
+source "$(dirname "$0")/../../testbed/sortcount.sh"
 need srun sbatch scontrol
 need_file "$ZS_PLUGIN" "SPANK plugin"
 need_file "$ZS_ZONESORT" "zonesort command"

@@ -9,13 +9,13 @@
 # module; the real module is tested in QEMU, tests/kmod/51-quarantine-vm.t):
 # its estimate after the sort (stats) and its quarantine's figures
 # (quarantine/stats and node0/quarantine_*), beside the counting nodeid
-# of tests/lib/sortcount.sh, and a node directory whose node0/compact
+# of testbed/sortcount.sh, and a node directory whose node0/compact
 # receives the compaction.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
-source "$(dirname "$0")/../lib/cluster.sh"
-source "$(dirname "$0")/../lib/sortcount.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
+source "$(dirname "$0")/../../testbed/cluster.sh"
+source "$(dirname "$0")/../../testbed/sortcount.sh"
 need srun
 need_file "$ZS_PLUGIN" "SPANK plugin"
 need_file "$ZS_ZONESORT" "zonesort command"

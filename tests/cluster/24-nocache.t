@@ -9,23 +9,23 @@
 # Stand-ins, each because the real thing is not on this machine:
 # - zsnode1's cache: hwloc reads this machine's topology from an XML file
 #   with a 64 MiB direct-mapped MemCache in front of NUMA node 0
-#   (tests/lib/standin-memcache-xml); zonesort status run there with
+#   (testbed/standin-memcache-xml); zonesort status run there with
 #   HWLOC_XMLFILE writes the node's per-boot copy of the cache layout,
 #   which the plugin reads as it would hwloc's answer. zsnode2 has this
 #   machine's own topology: no memory-side cache.
-# - the kernel interface: the counting FIFO of tests/lib/sortcount.sh, on
+# - the kernel interface: the counting FIFO of testbed/sortcount.sh, on
 #   zsnode1 only (an ordinary node has no module).
 # - compaction: node_sysfs= points at a directory whose node0/compact is
 #   a plain file, so a write of "1" stays there to be seen (the real
 #   compaction is tested in 02-counts.t).
-# The nodes are namespaces of one host (tests/lib/cluster.sh), each with
+# The nodes are namespaces of one host (testbed/cluster.sh), each with
 # its own /run and so its own state directory and cache layout.
 set -u
 ZS_NODES=2
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
-source "$(dirname "$0")/../lib/cluster.sh"
-source "$(dirname "$0")/../lib/sortcount.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
+source "$(dirname "$0")/../../testbed/cluster.sh"
+source "$(dirname "$0")/../../testbed/sortcount.sh"
 need srun scontrol pgrep lstopo-no-graphics python3
 need_file "$ZS_PLUGIN" "SPANK plugin"
 need_file "$ZS_ZONESORT" "zonesort command"
@@ -40,7 +40,7 @@ for node in "$cache_node" "$plain_node"; do
 done
 xml=$work/standin-memcache.xml
 ok "stand-in topology: this machine with a 64 MiB memory-side cache before node 0" \
-	eval '"$ZS_SRCDIR/tests/lib/standin-memcache-xml" 67108864 0 > "$xml"'
+	eval '"$ZS_SRCDIR/testbed/standin-memcache-xml" 67108864 0 > "$xml"'
 chmod 644 "$xml"
 status_on() {	# NODE [ENV=VALUE...]: zonesort status with the site's words
 	local node=$1; shift

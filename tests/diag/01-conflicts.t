@@ -6,8 +6,8 @@
 # repeated until the independent one gives the same answer before and
 # after zonesort's (compaction by others can move pages meanwhile).
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 source "$(dirname "$0")/diag-lib.sh"
 need gcc python3 jq pgrep
 need_file "$ZS_ZONESORT" "zonesort command"

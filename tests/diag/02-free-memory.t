@@ -14,8 +14,8 @@
 # of blocks) but tolerates churn. There is no memory-side cache on this
 # machine: --cache-size/--ways assume one, as an administrator would.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 need jq runuser awk
 need_file "$ZS_ZONESORT" "zonesort command"
 [ "$(id -u)" = 0 ] || { ok "runs as root (kpageflags is root only)" false; done_testing; exit 1; }

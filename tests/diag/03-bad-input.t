@@ -4,8 +4,8 @@
 # whole number of pages, zero ways, a machine without a known cache. Every error
 # starts with the program name and names the bad value; nothing crashes.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 source "$(dirname "$0")/diag-lib.sh"
 need gcc jq runuser
 need_file "$ZS_ZONESORT" "zonesort command"

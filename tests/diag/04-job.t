@@ -4,9 +4,9 @@
 # reports for the job on this node, every step's, and the result agrees
 # exactly with the independent computation over the same processes.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
-source "$(dirname "$0")/../lib/cluster.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
+source "$(dirname "$0")/../../testbed/cluster.sh"
 source "$(dirname "$0")/diag-lib.sh"
 need sbatch scontrol squeue gcc python3 jq
 need_file "$ZS_ZONESORT" "zonesort command"

@@ -5,12 +5,12 @@
 # There is no memory-side cache here: cache_size= and ways= assume one
 # (without one a node has nothing to sort, and nothing is sampled),
 # and the sorts go to the counting stand-in of the kernel interface
-# (tests/lib/sortcount.sh) because no real one exists on this machine.
+# (testbed/sortcount.sh) because no real one exists on this machine.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
-source "$(dirname "$0")/../lib/cluster.sh"
-source "$(dirname "$0")/../lib/sortcount.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
+source "$(dirname "$0")/../../testbed/cluster.sh"
+source "$(dirname "$0")/../../testbed/sortcount.sh"
 source "$(dirname "$0")/diag-lib.sh"
 need srun scontrol gcc
 need_file "$ZS_PLUGIN" "SPANK plugin"

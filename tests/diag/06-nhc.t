@@ -4,8 +4,8 @@
 # shell settings on; "zonesort status --json" is a stand-in that prints the
 # JSON a test gives it (a node with a memory-side cache cannot be had here).
 # Last, the check against the real zonesort with an assumed cache.
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
 need jq timeout awk
 need_file "$ZS_NHC_DIR/zonesort_potential.nhc" "the NHC check"
 

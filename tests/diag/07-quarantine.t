@@ -9,8 +9,8 @@
 # compaction stamp is the one the sorter writes (lib/sorter.c); the real
 # module's files are read by the QEMU tests (tests/kmod/51-quarantine-vm.t).
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 need jq promtool
 need_file "$ZS_ZONESORT" "zonesort command"
 [ "$(id -u)" = 0 ] || { ok "runs as root" false; done_testing; exit 1; }

@@ -8,8 +8,8 @@
 # bound over the helper's /proc/PID/oom_score_adj in a mount namespace of
 # its own, which the helper reads and rewrites like the real one.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 source "$(dirname "$0")/diag-lib.sh"
 need unshare choom gcc
 need_file "$ZS_ZONESORT" "zonesort command"

@@ -5,8 +5,8 @@
 # ASan and UBSan catch memory errors; each target also checks a property
 # (fuzz_parsers.c). ZS_FUZZ_SECONDS sets the time per target (default 5).
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 need clang
 need_file "$ZS_BUILDDIR/config.h" "configured build tree"
 

@@ -11,9 +11,9 @@
 # is broken (the positive control), refuses kernels outside the tested
 # range, and the dkms.conf configure makes matches the project, keeps
 # weak-modules away and limits DKMS to that range.
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
-. "$(dirname "$0")/vm.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
+. "$(dirname "$0")/../../testbed/vm.sh"
 need make gcc modinfo unshare
 
 version=$(sed -n 's/^AC_INIT(\[zonesort\], \[\([^]]*\)\].*/\1/p' "$ZS_SRCDIR/configure.ac")

@@ -6,9 +6,9 @@
 # through the allocator and we count the pages sharing a cache slot with
 # another page of it. The simulator stands in for a real node's free lists,
 # which only a kernel has (the QEMU tests measure those).
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
-. "$(dirname "$0")/vm.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
+. "$(dirname "$0")/../../testbed/vm.sh"
 need gcc awk
 
 km_policysim || { done_testing; exit 1; }

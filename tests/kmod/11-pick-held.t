@@ -5,9 +5,9 @@
 # no longer collides is given back, and a list without held blocks is
 # picked as before; in the huge-page lists a block colliding with base
 # pages is taken while the base-page allocation still reaches them. Small cases worked out by hand (tests/kmod/pickheld.c).
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
-. "$(dirname "$0")/vm.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
+. "$(dirname "$0")/../../testbed/vm.sh"
 need gcc
 
 mkdir -p "$KM_WORK"

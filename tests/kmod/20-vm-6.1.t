@@ -6,9 +6,9 @@
 # allows (an independent bound), bad input is refused, the interval timer
 # works, and sorting under stress (hogs, reads, memory hotplug,
 # compaction) leaves the kernel clean. See vm-main.sh.
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
-. "$(dirname "$0")/vm.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
+. "$(dirname "$0")/../../testbed/vm.sh"
 . "$(dirname "$0")/vm-main.sh"
 
 km_main_test 6.1

@@ -13,9 +13,9 @@
 # does, since waiting for the kernel to do it at that instant is not
 # possible. QEMU (TCG) on Debian's 6.1 kernel (it predates 6.10's
 # one-list-per-pageblock-type rule), no HMAT, 512 MiB.
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
-. "$(dirname "$0")/vm.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
+. "$(dirname "$0")/../../testbed/vm.sh"
 need qemu-system-x86_64 busybox cpio gcc make
 need_file "$ZS_ZONESORT" "the zonesort command"
 

@@ -7,9 +7,9 @@
 # "complex". The module sorts node 0 with slot = pfn mod 98304 (aged lists,
 # base and huge pages, against the independent bound); it refuses node 1
 # with ENODEV until ways= is given.
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
-. "$(dirname "$0")/vm.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
+. "$(dirname "$0")/../../testbed/vm.sh"
 need qemu-system-x86_64 busybox cpio gcc make
 
 km_need_kernel 6.12

@@ -10,9 +10,9 @@
 # lists, which only a kernel has (51-quarantine-vm.t measures those).
 # Then the sorter library's quarantine= switch, against a directory
 # standing in for the module's sysfs files.
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
-. "$(dirname "$0")/vm.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
+. "$(dirname "$0")/../../testbed/vm.sh"
 need gcc awk
 
 km_policysim || { done_testing; exit 1; }

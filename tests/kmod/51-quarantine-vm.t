@@ -11,9 +11,9 @@
 # short sort, given back on demand, under memory pressure and on unload,
 # switched by the sorter library, counted in KReclaimable. The 2% goal is
 # reported, not asserted.
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
-. "$(dirname "$0")/vm.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
+. "$(dirname "$0")/../../testbed/vm.sh"
 need qemu-system-x86_64 busybox cpio gcc make
 need_file "$ZS_ZONESORT" "the zonesort command"
 
@@ -38,7 +38,7 @@ remedy_test() {
 	initrd=$KM_WORK/remedy-$kver.cpio.gz
 	log=$KM_WORK/remedy-$kver.log
 	ok "$series: initramfs packed" km_initramfs "$initrd" "$kver" "$ko" \
-		"$ZS_SRCDIR/tests/kmod/guest-remedy.sh" || return
+		"$ZS_SRCDIR/testbed/guest-remedy.sh" || return
 	local t0=$SECONDS
 	KM_APPEND="ZS_REMEDY_ROUNDS=1" km_boot "$root" "$kver" "$initrd" "$log" 1G:256M 2 600
 	ok "$series: guest ran every step to its end marker ($((SECONDS - t0)) s, log $log)" \

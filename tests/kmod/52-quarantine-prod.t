@@ -24,9 +24,9 @@
 #     once (the test build holds them off their lists 200 ms per list);
 #   - lock_hold_entries_max, the module's own count (no view of the
 #     kernel's shows how long a lock was held), at most the batch of 256.
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
-. "$(dirname "$0")/vm.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
+. "$(dirname "$0")/../../testbed/vm.sh"
 need qemu-system-x86_64 busybox cpio gcc make perl modprobe
 need_file "$ZS_ZONESORT" "the zonesort command"
 

@@ -1,6 +1,6 @@
 # Runs inside the QEMU guest (busybox sh) as /test.sh: the main kmod
 # scenario, on a guest whose firmware (ACPI HMAT) describes a direct-mapped
-# memory-side cache in front of node 0. Markers: see guest-lib.sh.
+# memory-side cache in front of node 0. Markers: see testbed/vm-guest-lib.sh.
 # Knobs (kernel command line, reach /init's environment):
 #   ZS_STRESS_S   seconds of stress (sorts, reads, hogs, hotplug, compaction)
 #   ZS_ROUNDS     aging rounds to run: a list of churn, frag, holes

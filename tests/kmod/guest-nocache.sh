@@ -5,7 +5,7 @@
 # the OOM killer, and tables that do not fit make the parameter write fail
 # with ENOMEM; a walk that follows a block moved to another list (staged
 # by the test build's hook) never moves that block back. Markers: see
-# guest-lib.sh.
+# testbed/vm-guest-lib.sh.
 . /guest-lib.sh
 
 mount -t debugfs debugfs /sys/kernel/debug

@@ -3,7 +3,7 @@
 # Optane Memory Mode's 96, 192 and 384 GiB), node 1 (no CPUs) a cache
 # whose HMAT indexing is "complex". The module takes both from the
 # firmware: it sorts node 0 with slot = pfn mod 98304, and refuses node 1
-# until ways= says how that cache is indexed. Markers: see guest-lib.sh.
+# until ways= says how that cache is indexed. Markers: see testbed/vm-guest-lib.sh.
 . /guest-lib.sh
 
 C0=/sys/devices/system/node/node0/memory_side_cache/index1

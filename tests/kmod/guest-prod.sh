@@ -21,7 +21,7 @@
 #              read of the free-list dump
 #   huge       1 GiB then 2 MiB hugetlb pages with the quarantine full,
 #              then with it off and empty
-# Markers: see guest-lib.sh; the host asserts. Knobs (kernel command line):
+# Markers: see testbed/vm-guest-lib.sh; the host asserts. Knobs (kernel command line):
 #   ZS_AGE_MIB       MiB each of the two agings touches (default 300)
 #   ZS_AGE_KEEP      per mille of them kept (default 20: enough colliding
 #                    blocks that a full quarantine holds thousands)

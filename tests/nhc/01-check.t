@@ -3,8 +3,8 @@
 # is sourced into this shell with die/log/dbg/syslog replaced, NHC's shell
 # settings on (no globbing, extended globs), and the commands the check runs
 # (stream-triad, squeue, scontrol) replaced by stand-ins.
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
 need jq timeout flock awk
 need_file "$ZS_NHC_DIR/stream_triad.nhc" "the NHC check"
 

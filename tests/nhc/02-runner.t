@@ -3,8 +3,8 @@
 # HealthCheckProgram=, with stand-ins for stream-triad, squeue, sinfo and
 # scontrol (the real ones are in 10-cluster-epilog.t and
 # 11-cluster-healthcheck.t).
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
 need jq timeout flock awk
 : "${ZS_HEALTH_CHECK:=$ZS_NHC_DIR/zonesort-health-check}"
 need_file "$ZS_HEALTH_CHECK" "the runner zonesort-health-check"

@@ -2,8 +2,8 @@
 # zonesort-bw-history: the per-node summary, one node's trend as a table,
 # filters, and plots (PNG and SVG through gnuplot), on a history written by
 # the check itself (stand-in probe).
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
 need jq gnuplot awk file
 : "${ZS_BW_HISTORY:=$ZS_NHC_DIR/zonesort-bw-history}"
 need_file "$ZS_BW_HISTORY" "zonesort-bw-history"

@@ -6,9 +6,9 @@
 # drain by itself (a failing HealthCheckProgram does not drain). The reboot
 # is a stand-in: RebootProgram records its call; ReturnToService=2 brings
 # the node back after ResumeTimeout.
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
-. "$(dirname "$0")/../lib/cluster.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
+. "$(dirname "$0")/../../testbed/cluster.sh"
 need slurmctld slurmd munged scontrol sinfo squeue sbatch jq timeout flock
 : "${ZS_HEALTH_CHECK:=$ZS_NHC_DIR/zonesort-health-check}"
 need_file "$ZS_HEALTH_CHECK" "the runner zonesort-health-check"

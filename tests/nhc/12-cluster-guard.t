@@ -7,10 +7,10 @@
 # service and says so. sdiag counts what each check costs slurmctld: a
 # passing check sends it nothing, a drain a few RPCs (the guard's two
 # sinfo and the drain).
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
 ZS_NODES=4
-. "$(dirname "$0")/../lib/cluster.sh"
+. "$(dirname "$0")/../../testbed/cluster.sh"
 need slurmctld slurmd munged scontrol sinfo sdiag sbatch jq timeout flock nsenter
 : "${ZS_HEALTH_CHECK:=$ZS_NHC_DIR/zonesort-health-check}"
 need_file "$ZS_HEALTH_CHECK" "the runner zonesort-health-check"

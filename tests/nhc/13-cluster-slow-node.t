@@ -6,10 +6,10 @@
 # the check's reason and rebooted, the other three pass and return to idle.
 # Only the reboot is a stand-in: RebootProgram runs in the node's namespace
 # and records the host name it sees.
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
 ZS_NODES=4
-. "$(dirname "$0")/../lib/cluster.sh"
+. "$(dirname "$0")/../../testbed/cluster.sh"
 need slurmctld slurmd munged scontrol sinfo sbatch jq timeout flock nsenter
 : "${ZS_HEALTH_CHECK:=$ZS_NHC_DIR/zonesort-health-check}"
 need_file "$ZS_HEALTH_CHECK" "the runner zonesort-health-check"

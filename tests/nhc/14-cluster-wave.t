@@ -8,10 +8,10 @@
 # -G 2 exactly two nodes end drained, the first two in slurmctld's order;
 # the six others are held in service, and their history, metrics and the
 # runner's log say so.
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
 ZS_NODES=8
-. "$(dirname "$0")/../lib/cluster.sh"
+. "$(dirname "$0")/../../testbed/cluster.sh"
 need slurmctld slurmd munged scontrol sinfo sbatch jq timeout flock nsenter
 : "${ZS_HEALTH_CHECK:=$ZS_NHC_DIR/zonesort-health-check}"
 need_file "$ZS_HEALTH_CHECK" "the runner zonesort-health-check"

@@ -6,13 +6,13 @@
 # modprobe=zonesort sample_conflicts=yes", no cache size given) and the
 # project's module. The node is aged by jobs, then the same half-cache job
 # runs with --zonesort=off, on and a period; each job's conflict fraction
-# is measured by the job itself (its own pagemap, tests/node/nodejob.c),
+# is measured by the job itself (its own pagemap, testbed/programs/nodejob.c),
 # by "zonesort conflicts --job" and, for the period, by the plugin's
 # summary line, and the three must agree; sorting must beat no sorting.
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
-. "$(dirname "$0")/../kmod/vm.sh"
-. "$(dirname "$0")/node.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
+. "$(dirname "$0")/../../testbed/vm.sh"
+. "$(dirname "$0")/../../testbed/node.sh"
 . "$(dirname "$0")/node-main.sh"
 
 nd_main_test 6.1

@@ -8,10 +8,10 @@
 # through hwloc and loads the project's module; the node is aged, the same
 # half-cache job runs with --zonesort=off, on and a period, measured three
 # ways that must agree, and sorting must beat no sorting.
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
-. "$(dirname "$0")/../kmod/vm.sh"
-. "$(dirname "$0")/node.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
+. "$(dirname "$0")/../../testbed/vm.sh"
+. "$(dirname "$0")/../../testbed/node.sh"
 . "$(dirname "$0")/node-main.sh"
 
 nd_main_test 7

@@ -7,17 +7,17 @@
 # move, no periodic helper) and says "no memory-side cache: nothing to
 # sort", as "zonesort status" does. With nocache=compact added the same
 # node is compacted, which moves the counters: they would show one.
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
-. "$(dirname "$0")/../kmod/vm.sh"
-. "$(dirname "$0")/node.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
+. "$(dirname "$0")/../../testbed/vm.sh"
+. "$(dirname "$0")/../../testbed/node.sh"
 need qemu-system-x86_64 busybox cpio gcc make depmod modprobe xz
 
 nd_setup 6.1
 kver=$ND_KVER
 nodejob=$(nd_nodejob)
 log=$ND_WORK/nocache-$kver.log
-nd_boot "$kver" "$log" none 1G 2 "${ZS_NODE_LIMIT_S:-600}" "$ND_DIR/guest-nocache.sh" \
+nd_boot "$kver" "$log" none 1G 2 "${ZS_NODE_LIMIT_S:-600}" "$ZS_SRCDIR/tests/node/guest-nocache.sh" \
 	ZS_NODEJOB="$nodejob" ZS_PERIOD=2 \
 	"ZS_PLUGSTACK=sorter=auto modprobe=zonesort sample_conflicts=yes min_period=1"
 ok "guest ran to its end marker (log $log)" grep -q '^ZSTEST_END rc=0' <(tr -d '\r' < "$log") || {

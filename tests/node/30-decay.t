@@ -6,8 +6,8 @@
 # placement worked out here, a quarantine never above its bound, one timed
 # pair of allocations with and without held pages, and a PNG. The long
 # run (100 cycles) and its figures are in bench/REPORT-cachenode.md.
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
 . "$(dirname "$0")/node-main.sh"
 need qemu-system-x86_64 busybox cpio gcc make depmod modprobe xz jq gnuplot file python3
 bench=$ZS_SRCDIR/bench/cachenode-decay
@@ -27,7 +27,7 @@ like "$out" "--kernel '5.10': want 6.1, 6.12 or 7" "an unknown kernel series is 
 
 # The job's reader is the independent measurement: it computes slots with
 # its own formula and includes nothing of the project.
-is "$(grep -c '^#include "' "$ZS_SRCDIR/tests/node/nodejob.c")" 0 "nodejob.c includes no project header"
+is "$(grep -c '^#include "' "$ZS_SRCDIR/testbed/programs/nodejob.c")" 0 "nodejob.c includes no project header"
 
 dir=$ZS_BUILDDIR/node-test/decay
 mkdir -p "$(dirname "$dir")"

@@ -16,10 +16,10 @@
 # log (its own words) confirms it, and the module is not loaded. A third
 # boot without either setting is the control: the same module file
 # loads on the same kernel.
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
-. "$(dirname "$0")/../kmod/vm.sh"
-. "$(dirname "$0")/node.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
+. "$(dirname "$0")/../../testbed/vm.sh"
+. "$(dirname "$0")/../../testbed/node.sh"
 need qemu-system-x86_64 busybox cpio gcc make depmod modprobe modinfo xz
 
 nd_setup 6.1
@@ -29,7 +29,7 @@ is "$(modinfo -F signer "$ND_KO")" "" "the module under test is unsigned (as DKM
 # boot MODE APPEND: one guest; LOG is its serial console.
 boot() {
 	LOG=$ND_WORK/refused-$1-$kver.log
-	ND_APPEND=$2 nd_boot "$kver" "$LOG" 256M 1G 2 "${ZS_NODE_LIMIT_S:-600}" "$ND_DIR/guest-refused.sh" \
+	ND_APPEND=$2 nd_boot "$kver" "$LOG" 256M 1G 2 "${ZS_NODE_LIMIT_S:-600}" "$ZS_SRCDIR/tests/node/guest-refused.sh" \
 		ZS_REFUSED_MODE="$1" \
 		"ZS_PLUGSTACK=sorter=auto modprobe=zonesort prometheus_dir=/tmp/node/prom min_period=1"
 	ok "$1 guest ran to its end marker (log $LOG)" grep -q '^ZSTEST_END rc=0' <(tr -d '\r' < "$LOG") || {

@@ -3,7 +3,7 @@
 # Jobs must run, clean, the node must be left alone (no compaction), and
 # zonesort status must say what the node has; with nocache=compact added
 # the node is compacted.
-. "$ZS_SRCDIR/tests/node/guest-lib.sh"
+. "$ZS_SRCDIR/testbed/node-guest-lib.sh"
 
 # Compactions: the kernel counts the pages every compaction scans
 # (compact_migrate_scanned), those of kcompactd apart as well, and direct

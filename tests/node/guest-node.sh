@@ -5,7 +5,7 @@
 # "zonesort conflicts --job" and by the plugin's summary line.
 # Knobs (nd_boot VAR=VALUE): ZS_AGE_CYCLES, ZS_AGE_MIB, ZS_AGE_KEEP,
 # ZS_AGE_WINDOW, ZS_PERIOD, ZS_PLUGSTACK, ZS_PCP_FRACTION, ZS_NODEJOB.
-. "$ZS_SRCDIR/tests/node/guest-lib.sh"
+. "$ZS_SRCDIR/testbed/node-guest-lib.sh"
 C=/sys/devices/system/node/node0/memory_side_cache/index1
 
 M slurm_version="$(slurmd -V 2> /dev/null | awk '{ print $2 }')"

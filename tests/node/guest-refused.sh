@@ -5,7 +5,7 @@
 # summary line and the metrics must name the refusal while jobs run
 # sorted by compaction. ZS_REFUSED_MODE=control: the same kernel and
 # module without either setting, where the module loads.
-. "$ZS_SRCDIR/tests/node/guest-lib.sh"
+. "$ZS_SRCDIR/testbed/node-guest-lib.sh"
 
 # What systemd mounts on every node: where the kernel shows its lockdown.
 mount -t securityfs securityfs /sys/kernel/security

@@ -3,7 +3,7 @@
 # direct-mapped memory-side cache in HMAT (the host's root for 6.x, the sid
 # release root with its Slurm for 7.x), runs guest-node.sh there and
 # asserts on its markers.
-# Source after tap.sh, env.sh, tests/kmod/vm.sh and node.sh; call
+# Source after tap.sh, env.sh, testbed/vm.sh and node.sh; call
 # nd_main_test SERIES.
 
 # nd_agree WHAT A B TOL: two measurements of one job's conflict fraction
@@ -81,7 +81,7 @@ nd_main_test() {
 	ok "the job program builds" test -x "$nodejob" || return
 	log=$ND_WORK/node-$kver.log
 	t0=$SECONDS
-	nd_boot "$kver" "$log" 256M 2G 2 "${ZS_NODE_LIMIT_S:-600}" "$ND_DIR/guest-node.sh" \
+	nd_boot "$kver" "$log" 256M 2G 2 "${ZS_NODE_LIMIT_S:-600}" "$ZS_SRCDIR/tests/node/guest-node.sh" \
 		ZS_NODEJOB="$nodejob" ZS_AGE_CYCLES="${ZS_NODE_AGE_CYCLES:-3}" ZS_AGE_MIB=1024 \
 		ZS_AGE_KEEP=2 ZS_AGE_WINDOW=10 ZS_PERIOD=$period ZS_PCP_FRACTION=1000000 \
 		"ZS_PLUGSTACK=sorter=auto modprobe=zonesort sample_conflicts=yes min_period=1"

@@ -6,11 +6,11 @@
 # non-atomic writer shows that the reader would notice); concurrent
 # helpers lose no count; promtool accepts every file; bad settings are
 # refused with their names. The sorts go to the counting stand-in of the
-# kernel interface (tests/lib/sortcount.sh): no module on this machine.
+# kernel interface (testbed/sortcount.sh): no module on this machine.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
-source "$(dirname "$0")/../lib/sortcount.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
+source "$(dirname "$0")/../../testbed/sortcount.sh"
 need promtool jq flock
 need_file "$ZS_ZONESORT" "zonesort command"
 

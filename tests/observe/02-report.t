@@ -5,13 +5,13 @@
 # the user can neither grow them nor keep them past expiry; the records
 # hold no frame numbers; old records are removed by the next job's prolog. Real slurmctld + slurmd, jobs of the unprivileged
 # users nobody and daemon. The sorts go to the counting stand-in of the
-# kernel interface (tests/lib/sortcount.sh) and cache_size= assumes a
+# kernel interface (testbed/sortcount.sh) and cache_size= assumes a
 # cache: this machine has neither a module nor a memory-side cache.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
-source "$(dirname "$0")/../lib/cluster.sh"
-source "$(dirname "$0")/../lib/sortcount.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
+source "$(dirname "$0")/../../testbed/cluster.sh"
+source "$(dirname "$0")/../../testbed/sortcount.sh"
 source "$(dirname "$0")/../diag/diag-lib.sh"
 need srun runuser jq gcc stat
 need_file "$ZS_PLUGIN" "SPANK plugin"

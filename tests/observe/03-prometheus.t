@@ -4,16 +4,16 @@
 # Debian's node_exporter reading the textfile directory and Prometheus
 # scraping it every second with the example alert rules. Prometheus' HTTP
 # API must return what the test saw by itself: the sorts the counting
-# stand-in of the kernel interface received (tests/lib/sortcount.sh; no
+# stand-in of the kernel interface received (testbed/sortcount.sh; no
 # module here), the triad the probe stand-in was told to report (no
 # memory-side cache here to slow a node down), the verdicts; the bandwidth
 # alert fires on the node the check drained; the sorter alert goes pending
 # when the sorter is gone; every query of the Grafana dashboard works.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
-source "$(dirname "$0")/../lib/cluster.sh"
-source "$(dirname "$0")/../lib/sortcount.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
+source "$(dirname "$0")/../../testbed/cluster.sh"
+source "$(dirname "$0")/../../testbed/sortcount.sh"
 source "$(dirname "$0")/prom.sh"
 need srun sinfo scontrol jq curl promtool prometheus prometheus-node-exporter flock
 need_file "$ZS_PLUGIN" "SPANK plugin"

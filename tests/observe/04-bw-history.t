@@ -6,8 +6,8 @@
 # The histories are made here, with known slopes, so the expected trend is
 # computed from the data, not by the tool.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 need jq gnuplot awk file
 BWH=$ZS_NHC_DIR/zonesort-bw-history
 need_file "$BWH" "zonesort-bw-history"

@@ -7,8 +7,8 @@
 # is simulated with autoconf's cache variables, which make configure
 # believe its check failed.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 need_file "$ZS_SRCDIR/configure" "configure script (scripts/build runs autoreconf)"
 
 work=$(mktemp -d /tmp/zs-pkg01.XXXXXX)

@@ -5,8 +5,8 @@
 # test suites and the scripts; no build products. The version is the same
 # in configure, the spec, debian/changelog and kmod/dkms.conf.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 need tar make
 need_file "$ZS_SRCDIR/configure" "configure script (scripts/build runs autoreconf)"
 

@@ -12,8 +12,8 @@
 # here, with its own counts as a diagnostic; a failure in it fails this
 # test. Takes about 4 minutes (12 with ZS_PKG_SUITES=all).
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 source "$(dirname "$0")/dist.sh"
 need dpkg-buildpackage dh dh_dkms dkms lintian fakeroot dpkg-deb make tar gcc modinfo useradd runuser
 need_file "$ZS_SRCDIR/configure" "configure script (scripts/build runs autoreconf)"

@@ -15,8 +15,8 @@
 # debuginfo, %{_sharedstatedir}, hardening specs), the dependencies RHEL's
 # rpm generates, installing with dnf, and DKMS on RHEL's kernels.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 need rpmbuild rpm rpmspec rpmlint make tar useradd runuser
 need_file "$ZS_SRCDIR/configure" "configure script (scripts/build runs autoreconf)"
 # The DKMS package ships kmod/Makefile; .gitignore's "Makefile" pattern

@@ -5,8 +5,8 @@
 # directories; each must be installed by both the Debian and the RPM
 # packaging, and each page those install must exist.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 need mandoc man
 
 mapfile -t pages < <(cd "$ZS_SRCDIR" && find . -mindepth 2 -maxdepth 2 -name '*.[1-8]' \

@@ -8,8 +8,8 @@
 # indented line; in a page: every \-x and \-\-long of its request lines
 # (.B, .BI, .BR, .TP, .IP, ...).
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 need make awk
 
 work=$(mktemp -d /tmp/zs-help-man.XXXXXX)

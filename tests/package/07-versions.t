@@ -4,8 +4,8 @@
 # stats file (kmod/zonesort_main.c, built by DKMS without configure), the
 # Debian changelog's newest entry and the manual pages' headers.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 
 v=$(sed -n 's/^AC_INIT(\[zonesort\], \[\([^]]*\)\].*/\1/p' "$ZS_SRCDIR/configure.ac")
 like "$v" '^[0-9]+\.[0-9]+\.[0-9]+$' "configure.ac gives the version ($v)"

@@ -4,8 +4,8 @@
 # bench/recompute-reports recomputes each one from the committed files and
 # must find no difference. It must also see one: a copy of a report with
 # one figure changed, and a marker naming a file that is not there.
-. "$(dirname "$0")/../lib/tap.sh"
-. "$(dirname "$0")/../lib/env.sh"
+. "$(dirname "$0")/../../testbed/tap.sh"
+. "$(dirname "$0")/../../testbed/env.sh"
 need python3
 rr=$ZS_SRCDIR/bench/recompute-reports
 

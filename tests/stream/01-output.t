@@ -2,8 +2,8 @@
 # stream-triad's human and JSON output: --help and --version, the table, and
 # one JSON object with every field the health check reads.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 need jq
 source "$(dirname "$0")/probe.sh"
 

@@ -4,8 +4,8 @@
 # probe's test hook that spoils one element after the timed repetitions.
 # Every kernel set this CPU can run computes correct results.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 need jq
 source "$(dirname "$0")/probe.sh"
 

@@ -3,8 +3,8 @@
 # giving the triad, the threshold, threads and size. Units GB/s, MB/s,
 # TB/s, GiB/s, MiB/s, TiB/s; a bare number is GB/s.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 need jq
 source "$(dirname "$0")/probe.sh"
 

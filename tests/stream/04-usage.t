@@ -3,8 +3,8 @@
 # message that starts with the program name, names the value and says what
 # is accepted.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 source "$(dirname "$0")/probe.sh"
 
 # bad ARGS... -- WORD REGEX: exit 2, WORD (the bad value) in the message,

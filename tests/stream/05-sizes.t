@@ -5,8 +5,8 @@
 # allocated; the default follows the CPU caches (this machine has no
 # memory-side cache) or an assumed memory-side cache (--memcache-size).
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 need jq taskset
 source "$(dirname "$0")/probe.sh"
 jv() { printf '%s' "$out" | jq -r "$1"; }

@@ -4,8 +4,8 @@
 # more threads than cores run with a warning; OMP_PROC_BIND/OMP_PLACES hand
 # placement to the OpenMP runtime.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 need jq taskset lscpu
 source "$(dirname "$0")/probe.sh"
 jv() { printf '%s' "$out" | jq -c "$1"; }

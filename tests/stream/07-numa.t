@@ -3,8 +3,8 @@
 # bound to the node (seen in /proc/PID/numa_maps) and the threads on the
 # node's CPUs (--numa-cpus=local, the default) or on all allowed CPUs.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 need jq taskset
 source "$(dirname "$0")/probe.sh"
 jv() { printf '%s' "$out" | jq -c "$1"; }

@@ -3,8 +3,8 @@
 # man --warnings, and in step with the program: every option of --help,
 # every JSON member and every exit status is documented.
 set -u
-source "$(dirname "$0")/../lib/tap.sh"
-source "$(dirname "$0")/../lib/env.sh"
+source "$(dirname "$0")/../../testbed/tap.sh"
+source "$(dirname "$0")/../../testbed/env.sh"
 need mandoc man jq
 need_file "$ZS_STREAM_TRIAD" "stream-triad"
 page=$ZS_SRCDIR/stream/stream-triad.1

@@ -7,7 +7,7 @@
 # HMAT. Source after tap.sh and env.sh.
 #
 # QEMU exits 0 even when the guest panics: results come only from markers
-# the guest prints on its serial console (see guest-lib.sh). Set
+# the guest prints on its serial console (see vm-guest-lib.sh). Set
 # ZS_QEMU_LOCK to a lock file to run one guest at a time on a shared host.
 
 KM_WORK=${KM_WORK:-$ZS_BUILDDIR/kmod-test}
@@ -145,7 +145,7 @@ km_policysim() {
 # km_guestbin NAME [LIBS]: builds a static guest program from
 # tests/kmod/NAME.c; prints its path.
 km_guestbin() {
-	local out=$KM_WORK/$1 src=$ZS_SRCDIR/tests/kmod/$1.c
+	local out=$KM_WORK/$1 src=$ZS_SRCDIR/testbed/programs/$1.c
 	mkdir -p "$KM_WORK"
 	if [ ! -x "$out" ] || [ "$src" -nt "$out" ]; then
 		gcc -std=gnu11 -O2 -Wall -Wextra -Werror -static -o "$out" "$src" ${2:-} >&2 || return 1
@@ -168,7 +168,7 @@ km_copy_bin() {
 # km_kernel_mods ROOT KVER DIR MODULE...: the kernel's own modules (from
 # ROOT, "" for the host) with what they depend on, uncompressed for
 # busybox insmod, as DIR/modules/N.ko and DIR/modules/order listing them
-# in load order (guest-lib.sh's kernel_mods loads them). Modules built
+# in load order (vm-guest-lib.sh's kernel_mods loads them). Modules built
 # into KVER are left out.
 km_kernel_mods() {
 	local root=$1 kver=$2 dir=$3 path n=0
@@ -193,7 +193,7 @@ km_kernel_mods() {
 # km_initramfs OUT KVER KO GUEST_SCRIPT [EXTRA_KO]: the initramfs. The
 # module goes to /lib/modules/KVER/extra (modprobe finds it; also
 # /zonesort.ko for insmod; EXTRA_KO, a test build, to /zonesort-hooks.ko),
-# guest-lib.sh to /guest-lib.sh, the guest script to /test.sh, which /init
+# vm-guest-lib.sh to /guest-lib.sh, the guest script to /test.sh, which /init
 # runs and whose exit status it prints in the final marker. Also:
 # KM_GUEST_BINS, more guest programs as NAME[:GCC_FLAGS] (km_guestbin), to
 # /bin; KM_KERNEL_MODS, kernel modules for km_kernel_mods (KM_ROOT's).
@@ -218,7 +218,7 @@ km_initramfs() {
 	done
 	[ -z "${KM_KERNEL_MODS:-}" ] || km_kernel_mods "${KM_ROOT:-}" "$kver" "$root" $KM_KERNEL_MODS || return 1
 	km_copy_bin "$root" "$ZS_ZONESORT" /usr/sbin/zonesort || return 1
-	cp "$ZS_SRCDIR/tests/kmod/guest-lib.sh" "$root/guest-lib.sh"
+	cp "$ZS_SRCDIR/testbed/vm-guest-lib.sh" "$root/guest-lib.sh"
 	cp "$script" "$root/test.sh"
 	cat > "$root/init" <<'EOF'
 #!/bin/busybox sh

@@ -21,7 +21,7 @@
 # ZS_THP: the transparent huge page setting (always, madvise, never) for
 # the whole run; ZS_JOB_PAGES=system lets the measured job's buffer take
 # huge pages by that setting.
-. "$ZS_SRCDIR/tests/node/guest-lib.sh"
+. "$ZS_SRCDIR/testbed/node-guest-lib.sh"
 
 if [ -n "${ZS_THP:-}" ]; then
 	echo "$ZS_THP" > /sys/kernel/mm/transparent_hugepage/enabled || { M "thp=refused:$ZS_THP"; exit 2; }

@@ -15,8 +15,8 @@
 #                                 fresh allocations are measured on demand
 
 . "$ZS_GUEST_CONF" || { echo "ZSTEST conf=unreadable"; exit 1; }
-. "$ZS_SRCDIR/tests/lib/tap.sh"
-. "$ZS_SRCDIR/tests/lib/cluster.sh"
+. "$ZS_SRCDIR/testbed/tap.sh"
+. "$ZS_SRCDIR/testbed/cluster.sh"
 
 M() { echo "ZSTEST $*"; }
 
@@ -316,7 +316,7 @@ gn_long_round() {
 # _gn_diag_before K, _gn_diag_after K RESULT: for the rounds of the cycles
 # (K - 1) listed in ZS_DIAG_CYCLES, a diagnosis: the free lists as the
 # module's debugfs dump shows them right before the allocation, the frames
-# the job got, and zsbound's (ZS_ZSBOUND, tests/kmod) reading of both:
+# the job got, and zsbound's (ZS_ZSBOUND, testbed/programs) reading of both:
 # "predicted", what the lists in their dumped order would have given,
 # against "measured", what the job got; with the quarantine's figures of
 # the sort before and how long the dump held the allocation back

@@ -1,7 +1,7 @@
 # Where the tests find what they test. Defaults point into the build tree
 # made by scripts/test-all; the variables let the same tests run against
 # installed files (a package) instead.
-: "${ZS_SRCDIR:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+: "${ZS_SRCDIR:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 : "${ZS_BUILDDIR:=$ZS_SRCDIR/build}"
 : "${ZS_PLUGIN:=$ZS_BUILDDIR/spank/.libs/zonesort.so}"
 : "${ZS_ZONESORT:=$ZS_BUILDDIR/tools/zonesort}"

@@ -6,7 +6,7 @@
 # looks. The root is the host's own for its kernels (6.1, 6.12: Debian 12,
 # Slurm 22.05), or a release root (scripts/release-root sid: Linux 7.x,
 # Slurm 26.05) with the project built inside it against that release.
-# Source after tap.sh, env.sh and tests/kmod/vm.sh.
+# Source after tap.sh, env.sh and testbed/vm.sh.
 #
 #   nd_prepare KVER [ROOT]
 #                         stage the installed project and the module tree
@@ -85,7 +85,7 @@ nd_modtree() {
 	grep -q '^extra/zonesort.ko:' "$dir/modules.dep"
 }
 
-# nd_initramfs KVER OUT [ROOT]: busybox, guest-init, and the modules that
+# nd_initramfs KVER OUT [ROOT]: busybox, node-init, and the modules that
 # mount the root (with their dependencies, uncompressed for busybox insmod),
 # from ROOT's (the host's) tree for KVER.
 nd_initramfs() {
@@ -93,7 +93,7 @@ nd_initramfs() {
 	root=$(mktemp -d "$ND_WORK/initramfs.XXXXXX") || return 1
 	mkdir -p "$root"/{bin,proc,sys,dev,mnt,modules}
 	cp /bin/busybox "$root/bin/busybox" || return 1
-	cp "$ND_DIR/guest-init" "$root/init" && chmod 755 "$root/init" || return 1
+	cp "$ND_DIR/node-init" "$root/init" && chmod 755 "$root/init" || return 1
 	: > "$root/modules/order"
 	for m in $ND_BOOT_MODULES; do
 		modprobe ${from:+-d "$from"} -S "$kver" --show-depends "$m" || return 1
@@ -148,7 +148,7 @@ nd_setup() {
 # variables go to a file next to LOG that the guest sources (the kernel
 # command line cannot carry spaces safely). The guest's root is ND_ROOT
 # (nd_prepare), with the host's file system as a second share from which
-# guest-init binds this project's directories (ZS_HOSTFS).
+# node-init binds this project's directories (ZS_HOSTFS).
 nd_boot() {
 	local kver=$1 log=$2 cache=$3 mem=$4 smp=$5 limit=$6 script=$7 kv
 	shift 7
@@ -187,7 +187,7 @@ nd_bytes() {
 nd_nodejob() {
 	local out=$ND_WORK/nodejob
 	mkdir -p "$ND_WORK"
-	gcc -std=gnu11 -O2 -Wall -Wextra ${ND_ROOT:+-static} -o "$out" "$ND_DIR/nodejob.c" -lm >&2 || return 1
+	gcc -std=gnu11 -O2 -Wall -Wextra ${ND_ROOT:+-static} -o "$out" "$ND_DIR/programs/nodejob.c" -lm >&2 || return 1
 	printf '%s' "$out"
 }
 
