@@ -17,6 +17,14 @@ source "$(dirname "$0")/../../testbed/env.sh"
 source "$(dirname "$0")/dist.sh"
 need dpkg-buildpackage dh dh_dkms dkms lintian fakeroot dpkg-deb make tar gcc modinfo useradd runuser
 need_file "$ZS_SRCDIR/configure" "configure script (scripts/build runs autoreconf)"
+case ${ZS_PKG_SUITES:-paths} in
+paths | all) ;;
+*)
+	_tap_result 1 "ZS_PKG_SUITES='$ZS_PKG_SUITES': want paths (the default) or all"
+	done_testing
+	exit 1
+	;;
+esac
 # The DKMS package ships kmod/Makefile; .gitignore's "Makefile" pattern
 # keeps it out of git unless it is excepted (!kmod/Makefile).
 need_file "$ZS_SRCDIR/kmod/Makefile" "kmod/Makefile, the DKMS package's module Makefile (tracked in git)"
@@ -237,17 +245,21 @@ suite_file() {
 # installed: the plugin binary, options and plugstack.conf, the helper
 # zonesort run by slurmstepd (once, periodic, its pids, unprivileged
 # users' jobs) and the health check run from the Epilog. The rest test
-# the same code paths as the build-tree suites; ZS_PKG_SUITES=all runs
-# every cluster and NHC cluster test against the packages.
-if [ "${ZS_PKG_SUITES:-}" = all ]; then
+# the same code paths as the build-tree suites (ZS_PKG_SUITES=paths, the
+# default); ZS_PKG_SUITES=all runs every cluster and NHC cluster test
+# against the packages.
+case ${ZS_PKG_SUITES:-paths} in
+all)
 	suites=("$src"/tests/cluster/*.t "$src"/tests/nhc/1*-cluster-*.t)
-else
+	;;
+paths)
 	suites=()
 	for t in cluster/00-plugin-binary cluster/01-options cluster/03-periodic cluster/05-unprivileged \
 		cluster/07-bad-plugstack cluster/20-helper-pids nhc/10-cluster-epilog; do
 		suites+=("$src/tests/$t.t")
 	done
-fi
+	;;
+esac
 for t in "${suites[@]}"; do
 	ok "suite file ${t#"$src"/} is in the dist tarball" test -f "$t" && suite_file "$t"
 done
