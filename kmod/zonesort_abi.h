@@ -13,7 +13,7 @@
 #ifndef ZONESORT_ABI_H
 #define ZONESORT_ABI_H
 
-#define ZS_ABI_VERSION 2
+#define ZS_ABI_VERSION 3
 
 /* The directory. Its first two files are those of Intel's zonesort_module. */
 #define ZS_SYSFS_DIR "/sys/kernel/zone_sort_free_pages"
@@ -44,18 +44,15 @@
 /* write "1": give back everything held, now */
 #define ZS_QUARANTINE_RELEASE "release"
 /* read and write, the same values as the parameters of the same meaning
- * below: 1 or 0 (quarantine), per mille (quarantine_permille,
- * quarantine_max_permille) */
+ * below: 1 or 0 (quarantine), per mille (quarantine_max_permille) */
 #define ZS_QUARANTINE_ENABLED "enabled"
-#define ZS_QUARANTINE_PERMILLE "permille"
 #define ZS_QUARANTINE_MAX_PERMILLE "max_permille"
 /* in each node's directory, read: pages and blocks held, the node's
- * limit, its maximum, the most pages held at once since the module
- * loaded or the node's last release; write "1" to
- * ZS_FILE_Q_NODE_RELEASE: give back the node's */
+ * maximum, the most pages held at once since the module loaded or the
+ * node's last release; write "1" to ZS_FILE_Q_NODE_RELEASE: give back
+ * the node's */
 #define ZS_FILE_Q_HELD "quarantine_held_pages"
 #define ZS_FILE_Q_BLOCKS "quarantine_held_blocks"
-#define ZS_FILE_Q_LIMIT "quarantine_limit_pages"
 #define ZS_FILE_Q_MAX "quarantine_max_pages"
 #define ZS_FILE_Q_PEAK "quarantine_peak_pages"
 #define ZS_FILE_Q_NODE_RELEASE "quarantine_release"
@@ -70,12 +67,9 @@
 #define ZS_MAX_WAYS 64
 /* Y or N: the quarantine takes blocks from the next sort on */
 #define ZS_PARAM_QUARANTINE "quarantine"
-/* per mille of a node's cache's pages: where the node's limit starts,
- * and the most it ever holds */
-#define ZS_PARAM_Q_PERMILLE "quarantine_permille"
+/* per mille of a node's cache's pages: the most the node ever holds */
 #define ZS_PARAM_Q_MAX_PERMILLE "quarantine_max_permille"
 #define ZS_MAX_PERMILLE 1000
-#define ZS_DEFAULT_Q_PERMILLE 125
 #define ZS_DEFAULT_Q_MAX_PERMILLE 500
 
 /*

@@ -816,7 +816,7 @@ static int zs_sort_node(int nid)
 	 * them were ordered, so the allocation would take them in the order
 	 * they land in. Such a sort orders the lists once more as they now
 	 * are, the quarantine keeping what it holds and taking with what is
-	 * left of its limit (zsq_settle); the estimate after is that walk's.
+	 * left below its maximum (zsq_settle); the estimate after is that walk's.
 	 */
 	if (!r->err && zsq_settle(&r->q)) {
 		zs_est_begin(r, halves);

@@ -32,10 +32,9 @@
  * Bounds. A node holds at most quarantine_max_permille per mille of its
  * cache's pages, at every instant: a take first makes room by giving back
  * held blocks of the lists handed out last, not yet picked in this sort.
- * The node's limit -- what a sort may leave held -- starts at
- * quarantine_permille, doubles (up to the maximum) after a sort that left
- * colliding blocks for lack of room, and halves back when a sort holds
- * under a quarter of it. Nothing is taken while the zone's free pages
+ * Below that a sort takes what its allocation needs: a node holds what
+ * still collides, so what it holds falls again as the node's free memory
+ * merges, without a second bound to tune. Nothing is taken while the zone's free pages
  * would drop below its high watermark plus the protected allocation (half
  * the cache), which finds its pages free right after the sort.
  *
@@ -102,7 +101,7 @@ module_param_named(quarantine, zsq_enabled, bool, 0644);
 MODULE_PARM_DESC(quarantine,
 		 "take the free blocks a sort cannot keep from colliding out of the free lists until the next sort, memory pressure or isolation (default Y)");
 
-static unsigned int zsq_permille = ZS_DEFAULT_Q_PERMILLE, zsq_max_permille = ZS_DEFAULT_Q_MAX_PERMILLE;
+static unsigned int zsq_max_permille = ZS_DEFAULT_Q_MAX_PERMILLE;
 
 static int zsq_set_permille(const char *val, const struct kernel_param *kp)
 {
@@ -122,9 +121,6 @@ static const struct kernel_param_ops zsq_permille_ops = {
 	.get = param_get_uint,
 };
 
-module_param_cb(quarantine_permille, &zsq_permille_ops, &zsq_permille, 0644);
-MODULE_PARM_DESC(quarantine_permille,
-		 "where a node's limit starts, per mille of the cache's pages (0-1000, default 125)");
 module_param_cb(quarantine_max_permille, &zsq_permille_ops, &zsq_max_permille, 0644);
 MODULE_PARM_DESC(quarantine_max_permille,
 		 "most pages a node ever holds, per mille of the cache's pages (0-1000, default 500)");
@@ -139,7 +135,7 @@ struct zsq_node {
 	struct list_head picking;
 	unsigned long pages, nblocks;	/* INFLIGHT, HELD and PICKING blocks */
 	unsigned long peak;		/* most pages at any instant */
-	unsigned long limit, base, max;	/* pages, from the last sort's geometry */
+	unsigned long max;		/* pages, from the last sort's geometry */
 };
 
 static struct zsq_node *zsq_nodes;	/* nr_node_ids entries */
@@ -710,8 +706,6 @@ void zsq_sort_begin(struct zsq_sort *qs, int nid, const struct zsp_geom *g)
 
 	spin_lock(&qn->lock);
 	qn->max = zsq_permille_of(cache_pages, max_pm);
-	qn->base = min(zsq_permille_of(cache_pages, READ_ONCE(zsq_permille)), qn->max);
-	qn->limit = clamp(qn->limit, qn->base, qn->max);
 	spin_unlock(&qn->lock);
 	zsq_reap();
 	memset(qs, 0, sizeof(*qs));
@@ -801,50 +795,30 @@ void zsq_sort_end(struct zsq_sort *qs)
 bool zsq_settle(struct zsq_sort *qs)
 {
 	struct zsq_node *qn = &zsq_nodes[qs->nid];
-	unsigned long held, limit;
+	unsigned long held, max;
 
 	if (!qs->f.given_back || !qs->on)
 		return false;
 	zsq_drain_node(qs, qs->nid);
 	/*
 	 * The walk picks the lists again as they now are, with what is left
-	 * of the limit: the blocks given back merged with their free
+	 * below the maximum: the blocks given back merged with their free
 	 * buddies, so a list whose fitting blocks were to end the protected
 	 * allocation can have lost them. Held blocks are not picked again,
 	 * so nothing is given back and no third walk follows.
 	 */
 	spin_lock(&qn->lock);
 	held = qn->pages;
-	limit = qn->max;
+	max = qn->max;
 	spin_unlock(&qn->lock);
-	zsq_pick_init(&qs->pick, &qs->pick.g, qs->want, held < limit ? limit - held : 0);
+	zsq_pick_init(&qs->pick, &qs->pick.g, qs->want, held < max ? max - held : 0);
 	qs->settling = true;
 	return true;
 }
 
 void zsq_sort_done(struct zsq_sort *qs)
 {
-	struct zsq_node *qn = &zsq_nodes[qs->nid];
-	unsigned long over = 0;
-
 	zsq_sort_end(qs);
-	if (qs->on) {
-		spin_lock(&qn->lock);
-		if (qs->f.short_pages || qs->f.room_short)
-			qn->limit = min(qn->max, max(qn->limit * 2, qn->base));
-		else if (qn->pages < qn->limit / 4)
-			qn->limit = max(qn->base, qn->limit / 2);
-		/* The sort took what it needed, up to the maximum: the limit
-		 * grows to cover it, so nothing it took goes back now. */
-		while (qn->limit < qn->pages && qn->limit < qn->max)
-			qn->limit = min(qn->max, max(qn->limit * 2, 1UL));
-		if (qn->pages > qn->limit)
-			over = qn->pages - qn->limit;
-		spin_unlock(&qn->lock);
-	}
-	/* A node holds at most its limit between sorts. */
-	if (over)
-		qs->f.given_back += zsq_release(qs->nid, over, 0, ULONG_MAX);
 	qs->f.nid = qs->nid;
 	zsq_last = qs->f;	/* figures only: a reader may see two sorts' mixed */
 }
@@ -1041,17 +1015,6 @@ static ssize_t zsq_permille_store(unsigned int *to, const char *name, const char
 	return zsq_set_permille(val, &kp) ?: len;
 }
 
-static ssize_t permille_show(struct kobject *k, struct kobj_attribute *a, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(zsq_permille));
-}
-
-static ssize_t permille_store(struct kobject *k, struct kobj_attribute *a, const char *buf,
-			      size_t len)
-{
-	return zsq_permille_store(&zsq_permille, ZS_PARAM_Q_PERMILLE, buf, len);
-}
-
 static ssize_t max_permille_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {
 	return sysfs_emit(buf, "%u\n", READ_ONCE(zsq_max_permille));
@@ -1066,14 +1029,12 @@ static ssize_t max_permille_store(struct kobject *k, struct kobj_attribute *a, c
 static struct kobj_attribute zsq_attr_stats = __ATTR_RO(stats);
 static struct kobj_attribute zsq_attr_release = __ATTR_WO(release);
 static struct kobj_attribute zsq_attr_enabled = __ATTR_RW(enabled);
-static struct kobj_attribute zsq_attr_permille = __ATTR_RW(permille);
 static struct kobj_attribute zsq_attr_max_permille = __ATTR_RW(max_permille);
 
 static struct attribute *zsq_attrs[] = {
 	&zsq_attr_stats.attr,
 	&zsq_attr_release.attr,
 	&zsq_attr_enabled.attr,
-	&zsq_attr_permille.attr,
 	&zsq_attr_max_permille.attr,
 	NULL,
 };
@@ -1093,7 +1054,6 @@ static struct kobj_attribute zsq_attr_##name = __ATTR_RO(name)
 
 ZSQ_NODE_SHOW(quarantine_held_pages, pages);
 ZSQ_NODE_SHOW(quarantine_held_blocks, nblocks);
-ZSQ_NODE_SHOW(quarantine_limit_pages, limit);
 ZSQ_NODE_SHOW(quarantine_max_pages, max);
 ZSQ_NODE_SHOW(quarantine_peak_pages, peak);
 
@@ -1111,7 +1071,6 @@ static struct kobj_attribute zsq_attr_quarantine_release = __ATTR_WO(quarantine_
 static struct attribute *zsq_node_attrs[] = {
 	&zsq_attr_quarantine_held_pages.attr,
 	&zsq_attr_quarantine_held_blocks.attr,
-	&zsq_attr_quarantine_limit_pages.attr,
 	&zsq_attr_quarantine_max_pages.attr,
 	&zsq_attr_quarantine_peak_pages.attr,
 	&zsq_attr_quarantine_release.attr,

@@ -43,7 +43,7 @@ struct zsq_figures {
 	unsigned long failed;		/* blocks reserved but not taken */
 	unsigned long settle_taken;	/* of taken: by the walk after a give-back */
 	unsigned long room_short;	/* not taken for lack of room */
-	unsigned long short_pages;	/* colliding pages left beyond the limit */
+	unsigned long short_pages;	/* colliding pages left beyond the maximum */
 	unsigned long strays;		/* handed out instead of blocks asked for */
 	unsigned long allcpu_ops;	/* drains through alloc_contig_range() */
 	s64 ns;
@@ -88,10 +88,10 @@ void zsq_sort_end(struct zsq_sort *qs);
 /* After zsq_sort_end: true when the sort gave blocks back. The per-CPU
  * lists are then drained into the free lists for one more walk, in which
  * the quarantine keeps what it holds and takes colliding free blocks with
- * what is left of its limit (nothing is given back). */
+ * what is left below its maximum (nothing is given back). */
 bool zsq_settle(struct zsq_sort *qs);
 
-/* The sort is over: the node's limit adapts (see the .c file). */
+/* The sort is over: its figures become the last sort's (quarantine/stats). */
 void zsq_sort_done(struct zsq_sort *qs);
 
 /*

@@ -127,9 +127,9 @@ int zs_kmod_stat(const struct zs_kmod *k, const char *key, long long *v)
 
 int zs_kmod_quarantine(const struct zs_kmod *k, int node, struct zs_kmod_quarantine *q)
 {
-	static const char *const files[] = { ZS_FILE_Q_HELD, ZS_FILE_Q_BLOCKS, ZS_FILE_Q_LIMIT,
-					     ZS_FILE_Q_MAX, ZS_FILE_Q_PEAK };
-	long long *to[] = { &q->held, &q->blocks, &q->limit, &q->max, &q->peak };
+	static const char *const files[] = { ZS_FILE_Q_HELD, ZS_FILE_Q_BLOCKS, ZS_FILE_Q_MAX,
+					     ZS_FILE_Q_PEAK };
+	long long *to[] = { &q->held, &q->blocks, &q->max, &q->peak };
 	char path[sizeof(k->dir) + 128];
 
 	if (!k->quarantine)
@@ -166,22 +166,15 @@ static int write_quarantine(const struct zs_kmod *k, const char *file, const cha
 	return -1;
 }
 
-int zs_kmod_quarantine_set(const struct zs_kmod *k, bool on, int permille, int max_permille,
-			   char why[ZS_ERRLEN])
+int zs_kmod_quarantine_set(const struct zs_kmod *k, bool on, int max_permille, char why[ZS_ERRLEN])
 {
 	char text[16];
 
 	if (!k->quarantine)
 		return 0;
-	/* The maximum first: a start above the old maximum is then in range. */
 	if (max_permille >= 0) {
 		snprintf(text, sizeof(text), "%d\n", max_permille);
 		if (write_quarantine(k, ZS_QUARANTINE_MAX_PERMILLE, text, why))
-			return -1;
-	}
-	if (permille >= 0) {
-		snprintf(text, sizeof(text), "%d\n", permille);
-		if (write_quarantine(k, ZS_QUARANTINE_PERMILLE, text, why))
 			return -1;
 	}
 	return write_quarantine(k, ZS_QUARANTINE_ENABLED, on ? "1\n" : "0\n", why);

@@ -41,7 +41,7 @@ int zs_kmod_stat(const struct zs_kmod *k, const char *key, long long *v);
 
 /* What a node's quarantine holds, pages; -1 for a figure the module lacks. */
 struct zs_kmod_quarantine {
-	long long held, blocks, limit, max, peak;
+	long long held, blocks, max, peak;
 };
 
 /* 0 and node's figures, or -1 when the module keeps no quarantine for it. */
@@ -51,10 +51,9 @@ int zs_kmod_quarantine(const struct zs_kmod *k, int node, struct zs_kmod_quarant
 int zs_kmod_quarantine_stat(const struct zs_kmod *k, const char *key, long long *v);
 
 /* The site's settings, written before each sort: on or off, and the per
- * mille of the cache where a node's limit starts and its maximum (-1 for
- * either: leave the module's). 0, or -1 with why naming the file. */
-int zs_kmod_quarantine_set(const struct zs_kmod *k, bool on, int permille, int max_permille,
-			   char why[ZS_ERRLEN]);
+ * mille of the cache a node holds at most (-1: leave the module's). 0, or
+ * -1 with why naming the file. */
+int zs_kmod_quarantine_set(const struct zs_kmod *k, bool on, int max_permille, char why[ZS_ERRLEN]);
 
 /* Gives back what node holds (node < 0: every node's). 0, or -1 with why. */
 int zs_kmod_quarantine_release(const struct zs_kmod *k, int node, char why[ZS_ERRLEN]);

@@ -29,7 +29,7 @@ void zs_policy_defaults(struct zs_policy *p)
 	strcpy(p->sorter.node_sysfs, "/sys/devices/system/node");
 	strcpy(p->sorter.statedir, "/run/zonesort");
 	p->sorter.quarantine = (struct zs_quarantine_opts){
-		.on = true, .permille = -1, .max_permille = -1,
+		.on = true, .max_permille = -1,
 		.compact_full = true, .compact_interval = 300,
 	};
 	strcpy(p->memcache.node_sysfs, p->sorter.node_sysfs);
@@ -204,12 +204,6 @@ static int set_quarantine(struct zs_policy *p, const char *key, const char *v, c
 	return zs_parse_bool(key, v, &p->sorter.quarantine.on, err);
 }
 
-static int set_quarantine_permille(struct zs_policy *p, const char *key, const char *v,
-				   char *err)
-{
-	return set_permille(key, v, &p->sorter.quarantine.permille, err);
-}
-
 static int set_quarantine_max_permille(struct zs_policy *p, const char *key, const char *v,
 				       char *err)
 {
@@ -280,7 +274,6 @@ static const struct {
 	{ "prometheus_dir", set_prometheus_dir },
 	{ "report_days", set_report_days },
 	{ "quarantine", set_quarantine },
-	{ "quarantine_permille", set_quarantine_permille },
 	{ "quarantine_max_permille", set_quarantine_max_permille },
 	{ "compact_full", set_compact_full },
 	{ "compact_interval", set_compact_interval },

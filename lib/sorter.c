@@ -102,10 +102,10 @@ static int first_target(const struct zs_sorter *s)
  * hwloc found so it never has to guess (Intel's module ignores them). */
 static void load_module(struct zs_sorter *s)
 {
-	char size_arg[64] = "", ways_arg[32] = "", q_arg[32], qp_arg[48], qm_arg[48];
+	char size_arg[64] = "", ways_arg[32] = "", q_arg[32], qm_arg[48];
 	char out[512], err[ZS_ERRLEN];
 	const struct zs_memcache *mc;
-	char *argv[9];
+	char *argv[8];
 	int argc = 0, rc;
 
 	discover(s, err);
@@ -133,11 +133,6 @@ static void load_module(struct zs_sorter *s)
 	if (!strcmp(s->opts.modprobe, "zonesort")) {
 		snprintf(q_arg, sizeof(q_arg), ZS_PARAM_QUARANTINE "=%c", s->opts.quarantine.on ? 'Y' : 'N');
 		argv[argc++] = q_arg;
-		if (s->opts.quarantine.permille >= 0) {
-			snprintf(qp_arg, sizeof(qp_arg), ZS_PARAM_Q_PERMILLE "=%d",
-				 s->opts.quarantine.permille);
-			argv[argc++] = qp_arg;
-		}
 		if (s->opts.quarantine.max_permille >= 0) {
 			snprintf(qm_arg, sizeof(qm_arg), ZS_PARAM_Q_MAX_PERMILLE "=%d",
 				 s->opts.quarantine.max_permille);
@@ -343,8 +338,8 @@ static void sort_kernel(struct zs_sorter *s, struct zs_node_result *r)
 {
 	int e;
 
-	if (zs_kmod_quarantine_set(&s->kmod, s->opts.quarantine.on, s->opts.quarantine.permille,
-				   s->opts.quarantine.max_permille, r->msg)) {
+	if (zs_kmod_quarantine_set(&s->kmod, s->opts.quarantine.on, s->opts.quarantine.max_permille,
+				   r->msg)) {
 		r->outcome = ZS_FAILED;
 		return;
 	}
@@ -429,9 +424,9 @@ static void stamp(struct zs_sorter *s, int node, const char *what, long long sta
 
 /*
  * The quarantine holds what a sort cannot keep from colliding, up to its
- * limit. On a node that ages, the small free blocks handed out first grow
+ * maximum. On a node that ages, the small free blocks handed out first grow
  * in number (long-lived pages scattered over memory, and held blocks
- * keeping their free buddies from merging) until the limit no longer
+ * keeping their free buddies from merging) until the maximum no longer
  * covers their collisions: the quarantine stays full and each sort leaves
  * more colliding. Only rearranging memory helps then: give the node's held
  * blocks back (they merge with their buddies), compact the node (movable
@@ -472,7 +467,6 @@ int zs_sorter_quarantine(struct zs_sorter *s, int node, struct zs_quarantine_sta
 	if (s->backend != ZS_SORTER_KERNEL || zs_kmod_quarantine(&s->kmod, node, &q))
 		return -1;
 	out->held_pages = q.held;
-	out->limit_pages = q.limit;
 	out->max_pages = q.max;
 	out->peak_pages = q.peak;
 	if ((last = stamp_read(s, node, "compacted")) >= 0)

@@ -27,11 +27,9 @@ const char *zs_sorter_kind_name(enum zs_sorter_kind k);
  * full quarantine has its node compacted (zs_sorter_sort). */
 struct zs_quarantine_opts {
 	bool on;			/* quarantine=yes|no */
-	int permille;			/* quarantine_permille=: where a node's limit
-					 * starts, per mille of its cache's pages;
-					 * -1 = the module's own */
 	int max_permille;		/* quarantine_max_permille=: the most a node
-					 * holds; -1 = the module's own */
+					 * holds, per mille of its cache's pages;
+					 * -1 = the module's own */
 	bool compact_full;		/* compact_full=yes|no */
 	unsigned compact_interval;	/* compact_interval=: seconds at least between
 					 * two such compactions of a node */
@@ -86,8 +84,6 @@ struct zs_sorter;
  * compaction of the node for a full one (zs_sorter_quarantine). */
 struct zs_quarantine_state {
 	long long held_pages;	/* held now */
-	long long limit_pages;	/* what a sort may leave held now: grows after
-				 * sorts short of room, up to max_pages */
 	long long max_pages;	/* the most it ever holds (quarantine_max_permille) */
 	long long peak_pages;	/* the most it held at once */
 	double compacted_ago_s;	/* -1: none this boot */

@@ -12,7 +12,7 @@
 #   ZSDECAY {"mode":M,"cycle":N,"t":S,"fraction":F,"tool":F,"random":F,...}
 # (fraction: the job's own reading of its fresh memory, fraction_all of
 # every page it maps; tool: zonesort conflicts --job; held_pages,
-# peak_pages, limit_pages, max_pages: the module's quarantine for node 0
+# peak_pages, max_pages: the module's quarantine for node 0
 # right after the measurement). Stops after ZS_CYCLES cycles or when
 # ZS_WALL_S seconds of guest time have passed at the end of a cycle,
 # whichever comes first. Then, for the periodic curve with
@@ -50,14 +50,12 @@ for c in $(seq 0 "$ZS_CYCLES"); do
 	if [ "$c" -gt 0 ]; then
 		gn_step "age_$c" 600 gn_age "$c" || { failed=1; break; }
 	fi
-	# The quarantine's parameters, when the run sets them (the module is
-	# loaded by the first job that sorts): the bound first, so the limit
-	# where a node starts never sits above it.
-	for p in max_permille:"${ZS_QUARANTINE_MAX_PERMILLE:-}" permille:"${ZS_QUARANTINE_PERMILLE:-}"; do
-		f=/sys/kernel/zone_sort_free_pages/quarantine/${p%%:*}
-		[ -n "${p#*:}" ] && [ -e "$f" ] || continue
-		echo "${p#*:}" > "$f" || M "quarantine_${p%%:*}_$c=refused"
-	done
+	# The quarantine's bound, when the run sets it (the module is loaded
+	# by the first job that sorts).
+	f=/sys/kernel/zone_sort_free_pages/quarantine/max_permille
+	if [ -n "${ZS_QUARANTINE_MAX_PERMILLE:-}" ] && [ -e "$f" ]; then
+		echo "$ZS_QUARANTINE_MAX_PERMILLE" > "$f" || M "quarantine_max_permille_$c=refused"
+	fi
 	if [ "$ZS_MODE" = periodic ]; then
 		m=$(gn_long_round $((c + 1)))
 	else
@@ -67,7 +65,7 @@ for c in $(seq 0 "$ZS_CYCLES"); do
 	echo "$m"
 	[ $rc -eq 0 ] || { M "step_measure_$c=$rc"; failed=1; break; }
 	line=$(grep '^ZSTEST \(job\|long\)_[^ ]*=ok ' <<< "$m" | head -1)
-	printf 'ZSDECAY {"mode":"%s","cycle":%d,"t":%d,"fraction":%s,"fraction_all":%s,"pages_all":%s,"tool":%s,"tool_pages":%s,"random":%s,"module_estimate":%s,"module_floor":%s,"sorts_during":%s,"free_at_go":%s,"freed_during":%s,"reclaimed_during":%s,"compacted_during":%s,"released_during":%s,"sort_ms":%s,"compact_scanned":%s,"held_pages":%s,"peak_pages":%s,"limit_pages":%s,"max_pages":%s,"short_pages":%s,"huge_pages":%s}\n' \
+	printf 'ZSDECAY {"mode":"%s","cycle":%d,"t":%d,"fraction":%s,"fraction_all":%s,"pages_all":%s,"tool":%s,"tool_pages":%s,"random":%s,"module_estimate":%s,"module_floor":%s,"sorts_during":%s,"free_at_go":%s,"freed_during":%s,"reclaimed_during":%s,"compacted_during":%s,"released_during":%s,"sort_ms":%s,"compact_scanned":%s,"held_pages":%s,"peak_pages":%s,"max_pages":%s,"short_pages":%s,"huge_pages":%s}\n' \
 		"$ZS_MODE" "$c" $((SECONDS - start)) "$(_num "$(_field "$line" reader)")" \
 		"$(_num "$(_field "$line" reader_all)")" "$(_num "$(_field "$line" reader_all_pages)")" \
 		"$(_num "$(_field "$line" tool)")" "$(_num "$(_field "$line" tool_pages)")" \
@@ -78,7 +76,7 @@ for c in $(seq 0 "$ZS_CYCLES"); do
 		"$(_num "$(_field "$line" compacted_during)")" "$(_num "$(_field "$line" released_during)")" \
 		"$(_num "$(_field "$line" module_sort_ms)")" "$(_num "$(_field "$line" compact_scanned)")" \
 		"$(_num "$(_field "$line" quar_held)")" "$(_num "$(_field "$line" quar_peak)")" \
-		"$(_num "$(_field "$line" quar_limit)")" "$(_num "$(_field "$line" quar_max)")" \
+		"$(_num "$(_field "$line" quar_max)")" \
 		"$(_num "$(_field "$line" quar_short)")" "$(_num "$(_field "$line" huge_pages)")"
 	[ $((SECONDS - start)) -ge "$ZS_WALL_S" ] && break
 done

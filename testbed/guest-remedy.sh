@@ -6,7 +6,7 @@
 # quarantine. Huge-page jobs map their memory with MADV_HUGEPAGE (zstest
 # measure --thp), THP defrag off. Then checks what the quarantine holds
 # and that it gives it back: on demand, under memory pressure, on unload;
-# how a node's limit grows and shrinks.
+# that a sort takes what it needs up to the maximum.
 #
 # Markers: "ZSTEST key=value ..." values; "ZSTEST_FAIL why" and exit 1 when
 # a step fails (the host test fails on it).
@@ -17,7 +17,7 @@
 #   ZS_REMEDY_CHECKS  1: the give-back checks after the measurements (default 1)
 #   ZS_REMEDY_PCP     small: per-CPU lists kept small as in the main scenario
 #                     (default); kernel: the kernel's default size
-#   ZS_REMEDY_PERMILLE  the quarantine's limit (default: the module's)
+#   ZS_REMEDY_MAX_PERMILLE  the quarantine's maximum (default: the module's)
 
 ROUNDS=${ZS_REMEDY_ROUNDS:-1}
 AGE="${ZS_REMEDY_MIB:-400} ${ZS_REMEDY_AGE_ROUNDS:-2} ${ZS_REMEDY_KEEP:-2}"
@@ -87,8 +87,8 @@ fi
 M pcp_high_fraction=$(cat /proc/sys/vm/percpu_pagelist_high_fraction)
 insmod /zonesort.ko > /tmp/insmod 2>&1 || fail "insmod: $(cat /tmp/insmod)"
 [ -r $Q ] || fail "the module has no $Q"
-[ -z "${ZS_REMEDY_PERMILLE:-}" ] || put $P/quarantine_permille "$ZS_REMEDY_PERMILLE"
-M limit_pages=$(qget limit_pages) limit_permille=$(cat $P/quarantine_permille) enabled=$(cat $P/quarantine)
+[ -z "${ZS_REMEDY_MAX_PERMILLE:-}" ] || put $P/quarantine_max_permille "$ZS_REMEDY_MAX_PERMILLE"
+M max_permille=$(cat $P/quarantine_max_permille) enabled=$(cat $P/quarantine)
 
 # age: zstest age in the background, holding the long-lived pages until
 # killed (holder=pid, kept=pages), its output in a file, never a pipe.
@@ -165,16 +165,15 @@ if [ "$CHECKS" = 1 ]; then
 	age
 	put $P/quarantine Y
 
-	# Bad limits are refused and change nothing.
+	# A bad maximum is refused and changes nothing.
 	for v in -1 1001 abc; do
-		echo "ZSTEST_VAL quarantine_permille '$v' $(zstest write $P/quarantine_permille "$v")"
 		echo "ZSTEST_VAL quarantine_max_permille '$v' $(zstest write $P/quarantine_max_permille "$v")"
 	done
 	for v in 0 2 x release; do
 		echo "ZSTEST_VAL quarantine/release '$v' $(zstest write $Q/release "$v")"
 		echo "ZSTEST_VAL node0/quarantine_release '$v' $(zstest write $Z/node0/quarantine_release "$v")"
 	done
-	M permille_after_bad=$(cat $P/quarantine_permille) max_permille_after_bad=$(cat $P/quarantine_max_permille)
+	M max_permille_after_bad=$(cat $P/quarantine_max_permille)
 
 	# The sorter library switches the quarantine as the site says
 	# (plugstack.conf quarantine=yes|no, the zonesort command's too).
@@ -188,14 +187,13 @@ if [ "$CHECKS" = 1 ]; then
 	cat /tmp/zs
 	echo "ZSTEST_DONE lib_bad"
 
-	# The maximum holds, whatever the limit: quarantine_max_permille=10,
-	# two sorts (the limit grows after a short one); peak_pages counts from
-	# the release.
+	# The maximum holds: quarantine_max_permille=10, two sorts; peak_pages
+	# counts from the release.
 	put $P/quarantine_max_permille 10
 	put $Q/release 1
 	put $Z/nodeid 0
 	put $Z/nodeid 0
-	M small_limit_pages=$(qget limit_pages) small_max_pages=$(qget max_pages) \
+	M small_max_pages=$(qget max_pages) \
 		small_held_pages=$(qget held_pages) small_peak_pages=$(qget peak_pages)
 	put $P/quarantine_max_permille 500
 
@@ -205,26 +203,19 @@ if [ "$CHECKS" = 1 ]; then
 	put $Z/node0/quarantine_release 1
 	M node_release_before=$h node_release_after=$(qget held_pages)
 
-	# The limit adapts: pinned to quarantine_permille=10 by a maximum as
-	# small, then under a maximum of 40 it doubles after each sort that
-	# left colliding blocks for lack of room (the aged node has far more
-	# than 10 per mille to take), up to the maximum.
-	put $P/quarantine_permille 10
-	put $P/quarantine_max_permille 10
-	put $Z/nodeid 0
-	M adapt_start_limit=$(qget limit_pages)
+	# A sort takes what it needs up to the maximum, from the first sort
+	# on: under a maximum of 40 per mille (the aged node has far more to
+	# take), four sorts after a release, what each leaves held.
 	put $P/quarantine_max_permille 40
 	put $Q/release 1
 	n=0
-	lims=
+	helds=
 	while [ $n -lt 4 ]; do
 		put $Z/nodeid 0
-		lims="$lims$(qget limit_pages),"
+		helds="$helds$(qget held_pages),"
 		n=$((n + 1))
 	done
-	M adapt_limits=${lims%,} adapt_short=$(qget last_short_pages) adapt_held=$(qget held_pages) \
-		adapt_peak=$(qget peak_pages)
-	put $P/quarantine_permille 125
+	M upto_held=${helds%,} upto_short=$(qget last_short_pages) upto_peak=$(qget peak_pages)
 	put $P/quarantine_max_permille 500
 
 	# Held; a second sort right after keeps what still collides: the
@@ -290,7 +281,6 @@ if [ "$CHECKS" = 1 ]; then
 	# not again within 300 s. Compactions seen in the kernel's counters
 	# (pages scanned for migration, kcompactd's own excluded).
 	insmod /zonesort.ko > /tmp/insmod 2>&1 || fail "insmod again: $(cat /tmp/insmod)"
-	put $P/quarantine_permille 1
 	put $P/quarantine_max_permille 1
 	for step in off on again; do
 		c0=$(compact_scanned)
@@ -299,7 +289,7 @@ if [ "$CHECKS" = 1 ]; then
 		*) zonesort sort > /tmp/zs 2>&1 ;;
 		esac || fail "zonesort sort ($step): $(cat /tmp/zs)"
 		M full_${step}_scanned=$(($(compact_scanned) - c0)) full_${step}_est=$(est) \
-			full_${step}_held=$(qget held_pages) full_${step}_limit=$(qget limit_pages) \
+			full_${step}_held=$(qget held_pages) full_${step}_max=$(qget max_pages) \
 			full_${step}_short=$(qget last_short_pages)
 		echo "ZSTEST_BEGIN full_$step"
 		cat /tmp/zs

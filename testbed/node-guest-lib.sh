@@ -198,14 +198,14 @@ _gn_module_estimate() {
 }
 
 # _gn_quarantine: what the module's quarantine holds for node 0 (held,
-# the node's limit now, its hard bound, the most held at any instant since
+# its bound, the most held at any instant since
 # load or the last release) and what its last sort took, gave back and
 # could not take (figures, never an oracle).
 _gn_quarantine() {
 	local z=/sys/kernel/zone_sort_free_pages q=/sys/kernel/zone_sort_free_pages/quarantine
 	[ -r $q/stats ] || { echo "quar=none"; return; }
-	printf 'quar_enabled=%s quar_held=%s quar_limit=%s quar_max=%s quar_peak=%s ' "$(cat $q/enabled)" \
-		"$(cat $z/node0/quarantine_held_pages)" "$(cat $z/node0/quarantine_limit_pages)" \
+	printf 'quar_enabled=%s quar_held=%s quar_max=%s quar_peak=%s ' "$(cat $q/enabled)" \
+		"$(cat $z/node0/quarantine_held_pages)" \
 		"$(cat $z/node0/quarantine_max_pages)" "$(cat $z/node0/quarantine_peak_pages)"
 	awk -F= '
 		$1 == "last_taken_pages" { t = $2 } $1 == "last_take_failed" { f = $2 }

@@ -338,8 +338,8 @@ static void print_free_slots_json(const struct node_state *n, const struct zs_zo
 	putchar('}');
 }
 
-/* What the quarantine holds out of the free lists against its limit and
- * its bound, and when the node was last compacted because it was full
+/* What the quarantine holds out of the free lists against its bound, and
+ * when the node was last compacted because it was full
  * (that migrates the jobs' pages). */
 static void print_quarantine_human(const struct zs_quarantine_state *q)
 {
@@ -348,9 +348,8 @@ static void print_quarantine_human(const struct zs_quarantine_state *q)
 
 	if (q->compacted_ago_s >= 0)
 		snprintf(ago, sizeof(ago), "%.0f s ago", q->compacted_ago_s);
-	printf("  quarantine: %lld of %lld pages held (%.1f MiB of %.1f MiB), at most %lld (%.1f MiB, quarantine_max_permille), %lld at the most so far; last compaction for a full quarantine: %s\n",
-	       q->held_pages, q->limit_pages, (double)q->held_pages * mib,
-	       (double)q->limit_pages * mib, q->max_pages, (double)q->max_pages * mib,
+	printf("  quarantine: %lld pages held (%.1f MiB), at most %lld (%.1f MiB, quarantine_max_permille), %lld at the most so far; last compaction for a full quarantine: %s\n",
+	       q->held_pages, (double)q->held_pages * mib, q->max_pages, (double)q->max_pages * mib,
 	       q->peak_pages, ago);
 }
 
@@ -423,8 +422,8 @@ static void print_json(const struct zs_sorter *s, const struct zs_memcache *mc, 
 		if (ns[i].have_quarantine) {
 			const struct zs_quarantine_state *q = &ns[i].quarantine;
 
-			printf(",\"quarantine\":{\"held_pages\":%lld,\"limit_pages\":%lld,\"max_pages\":%lld,\"peak_pages\":%lld",
-			       q->held_pages, q->limit_pages, q->max_pages, q->peak_pages);
+			printf(",\"quarantine\":{\"held_pages\":%lld,\"max_pages\":%lld,\"peak_pages\":%lld",
+			       q->held_pages, q->max_pages, q->peak_pages);
 			printf(",\"compacted_ago_s\":");
 			if (q->compacted_ago_s >= 0)
 				printf("%.3f}", q->compacted_ago_s);
@@ -493,14 +492,13 @@ static int write_prometheus(const char *dir, const struct zs_metrics_opts *mo, c
 	}
 	const char *const quarantine_families[][2] = {
 		{ "zonesort_quarantine_held_bytes", "Free memory this project's module holds out of this NUMA node's free lists because it would collide in the memory-side cache, in bytes (also in the node's KReclaimable)." },
-		{ "zonesort_quarantine_limit_bytes", "What a sort may leave held on this NUMA node now: starts at quarantine_permille of the cache, grows after sorts short of room up to the maximum, in bytes." },
 		{ "zonesort_quarantine_max_bytes", "The most the module's quarantine ever holds on this NUMA node (quarantine_max_permille of the cache), in bytes." },
 	};
-	for (unsigned k = 0; k < 3; k++) {
+	for (unsigned k = 0; k < 2; k++) {
 		zs_prom_family(f, quarantine_families[k][0], "gauge", quarantine_families[k][1]);
 		for (int i = 0; i < nn; i++) {
 			const struct zs_quarantine_state *q = &ns[i].quarantine;
-			long long pages = k == 2 ? q->max_pages : k ? q->limit_pages : q->held_pages;
+			long long pages = k ? q->max_pages : q->held_pages;
 
 			if (ns[i].have_quarantine)
 				prom_numa_line(f, quarantine_families[k][0], node, ns[i].node, "",

@@ -35,15 +35,13 @@ full_on() {
 	sysfs=$(_sortcount_path "$1" "$SC_SYSFS")
 	nodes=$(_sortcount_path "$1" "$NODES")
 	mkdir -p "$nodes/node0" "$sysfs/quarantine" "$sysfs/node0" &&
-		echo 2 > "$sysfs/interface_version" &&
+		echo 3 > "$sysfs/interface_version" &&
 		printf 'sorts=7\nlast_conflict_ppm_after=52000\n' > "$sysfs/stats" &&
 		printf 'last_node=0\nlast_short_pages=40\n' > "$sysfs/quarantine/stats" &&
 		echo 1 > "$sysfs/quarantine/enabled" &&
-		echo 125 > "$sysfs/quarantine/permille" &&
 		echo 500 > "$sysfs/quarantine/max_permille" &&
 		echo 16384 > "$sysfs/node0/quarantine_held_pages" &&
 		echo 900 > "$sysfs/node0/quarantine_held_blocks" &&
-		echo 16384 > "$sysfs/node0/quarantine_limit_pages" &&
 		echo 65536 > "$sysfs/node0/quarantine_max_pages" &&
 		echo 16384 > "$sysfs/node0/quarantine_peak_pages" &&
 		: > "$work/released.$1" &&

@@ -20,7 +20,7 @@ chmod 755 "$T"
 trap 'rm -rf "$T"' EXIT
 mkdir -p "$T/sysfs/quarantine" "$T/sysfs/node0" "$T/state" "$T/prom"
 : > "$T/sysfs/nodeid"
-echo 2 > "$T/sysfs/interface_version"
+echo 3 > "$T/sysfs/interface_version"
 printf 'last_conflict_ppm_after=0
 ' > "$T/sysfs/stats"
 printf 'last_node=0
@@ -33,25 +33,24 @@ last_short_pages=0
 ARGS=(sorter=kernel "sysfs=$T/sysfs" "statedir=$T/state" nodes=0 cache_size=64MiB)
 Z=$ZS_ZONESORT
 
-# quarantine_node HELD LIMIT MAX PEAK: node 0's files as the module
-# (interface version 2, kmod/zonesort_abi.h) has them.
+# quarantine_node HELD MAX PEAK: node 0's files as the module
+# (interface version 3, kmod/zonesort_abi.h) has them.
 quarantine_node() {
 	echo "$1" > "$T/sysfs/node0/quarantine_held_pages"
 	echo 17 > "$T/sysfs/node0/quarantine_held_blocks"
-	echo "$2" > "$T/sysfs/node0/quarantine_limit_pages"
-	echo "$3" > "$T/sysfs/node0/quarantine_max_pages"
-	echo "$4" > "$T/sysfs/node0/quarantine_peak_pages"
+	echo "$2" > "$T/sysfs/node0/quarantine_max_pages"
+	echo "$3" > "$T/sysfs/node0/quarantine_peak_pages"
 }
 
 # Held pages, no compaction this boot.
-quarantine_node 1234 8192 32768 2000
+quarantine_node 1234 32768 2000
 out=$("$Z" status "${ARGS[@]}" 2>&1)
 is "$?" 0 "status runs against the stand-in module"
-like "$out" $'\n  quarantine: 1234 of 8192 pages held \\(4\\.8 MiB of 32\\.0 MiB\\), at most 32768 \\(128\\.0 MiB, quarantine_max_permille\\), 2000 at the most so far; last compaction for a full quarantine: none this boot' \
-	"node 0 shows its quarantine against its limit and bound, and no compaction"
+like "$out" $'\n  quarantine: 1234 pages held \\(4\\.8 MiB\\), at most 32768 \\(128\\.0 MiB, quarantine_max_permille\\), 2000 at the most so far; last compaction for a full quarantine: none this boot' \
+	"node 0 shows its quarantine against its bound, and no compaction"
 json=$("$Z" status --json "${ARGS[@]}")
 is "$(jq -c '.nodes[] | select(.node == 0) | .quarantine' <<< "$json")" \
-	'{"held_pages":1234,"limit_pages":8192,"max_pages":32768,"peak_pages":2000,"compacted_ago_s":null}' \
+	'{"held_pages":1234,"max_pages":32768,"peak_pages":2000,"compacted_ago_s":null}' \
 	"JSON: the same, compacted_ago_s null"
 
 # A compaction 42 s ago, stamped as the sorter stamps it (boot id, then
@@ -59,23 +58,22 @@ is "$(jq -c '.nodes[] | select(.node == 0) | .quarantine' <<< "$json")" \
 boot=$(cat /proc/sys/kernel/random/boot_id)
 now_ns=$(awk '{ printf "%.0f", $1 * 1e9 }' /proc/uptime)
 echo "boot $boot $((now_ns - 42000000000))" > "$T/state/node0.compacted"
-quarantine_node 16384 16384 32768 16384
+quarantine_node 32768 32768 32768
 out=$("$Z" status "${ARGS[@]}" 2>&1)
-like "$out" 'quarantine: 16384 of 16384 pages held .*; last compaction for a full quarantine: 4[2-4] s ago' \
+like "$out" 'quarantine: 32768 pages held .*, at most 32768 .*; last compaction for a full quarantine: 4[2-4] s ago' \
 	"a full quarantine and the compaction 42 s ago"
 json=$("$Z" status --json "${ARGS[@]}")
 num_ok "JSON: compacted_ago_s about 42 ($(jq '.nodes[0].quarantine.compacted_ago_s' <<< "$json"))" \
 	"$(jq '.nodes[0].quarantine.compacted_ago_s' <<< "$json") >= 42 && $(jq '.nodes[0].quarantine.compacted_ago_s' <<< "$json") < 45"
 
-# Prometheus: held, limit and maximum in bytes of the machine's pages.
+# Prometheus: held and maximum in bytes of the machine's pages.
 page=$(getconf PAGESIZE)
 "$Z" status --prometheus "$T/prom" "${ARGS[@]}" > /dev/null
 is "$?" 0 "status --prometheus runs"
 prom=$T/prom/zonesort-status.prom
-like "$(grep '^zonesort_quarantine_held_bytes' "$prom")" "numa_node=\"0\"\\} $((16384 * page))\$" \
+like "$(grep '^zonesort_quarantine_held_bytes' "$prom")" "numa_node=\"0\"\\} $((32768 * page))\$" \
 	"zonesort_quarantine_held_bytes of node 0"
-like "$(grep '^zonesort_quarantine_limit_bytes' "$prom")" "numa_node=\"0\"\\} $((16384 * page))\$" \
-	"zonesort_quarantine_limit_bytes of node 0"
+is "$(grep -c 'zonesort_quarantine_limit' "$prom")" 0 "no limit gauge: the module bounds a node by its maximum only"
 like "$(grep '^zonesort_quarantine_max_bytes' "$prom")" "numa_node=\"0\"\\} $((32768 * page))\$" \
 	"zonesort_quarantine_max_bytes of node 0"
 ok "promtool accepts the file" sh -c "promtool check metrics < '$prom'"
@@ -87,10 +85,10 @@ like "$("$Z" status "${ARGS[@]}" 2>&1)" 'last compaction for a full quarantine: 
 
 # The site's quarantine settings reach the module's files before a sort.
 printf '0\n' > "$T/sysfs/quarantine/enabled"
-: > "$T/sysfs/quarantine/permille" && : > "$T/sysfs/quarantine/max_permille"
-out=$("$Z" sort quarantine=yes quarantine_permille=200 quarantine_max_permille=600 "${ARGS[@]}" 2>&1)
-is "$(cat "$T/sysfs/quarantine/enabled")/$(cat "$T/sysfs/quarantine/permille")/$(cat "$T/sysfs/quarantine/max_permille")" \
-	"1/200/600" "zonesort sort writes quarantine=, quarantine_permille= and quarantine_max_permille= to the module ($out)"
+: > "$T/sysfs/quarantine/max_permille"
+out=$("$Z" sort quarantine=yes quarantine_max_permille=600 "${ARGS[@]}" 2>&1)
+is "$(cat "$T/sysfs/quarantine/enabled")/$(cat "$T/sysfs/quarantine/max_permille")" \
+	"1/600" "zonesort sort writes quarantine= and quarantine_max_permille= to the module ($out)"
 "$Z" sort quarantine=no "${ARGS[@]}" > /dev/null 2>&1
 is "$(cat "$T/sysfs/quarantine/enabled")" 0 "... quarantine=no switches it off"
 out=$("$Z" sort quarantine_max_permille=1001 "${ARGS[@]}" 2>&1)
@@ -98,11 +96,11 @@ is "$?" 2 "quarantine_max_permille=1001 is a usage error"
 like "$out" "quarantine_max_permille.*1001" "... naming the value"
 
 # A module of another interface version is refused, naming both.
-echo 3 > "$T/sysfs/interface_version"
-out=$("$Z" status "${ARGS[@]}" 2>&1)
-like "$out" "interface version 3, this zonesort needs 2" "a module of interface version 3 is refused, both versions named"
-unlike "$out" 'quarantine:' "... and nothing of it is shown"
 echo 2 > "$T/sysfs/interface_version"
+out=$("$Z" status "${ARGS[@]}" 2>&1)
+like "$out" "interface version 2, this zonesort needs 3" "a module of interface version 2 is refused, both versions named"
+unlike "$out" 'quarantine:' "... and nothing of it is shown"
+echo 3 > "$T/sysfs/interface_version"
 
 # A module without a quarantine (Intel's: no interface_version): no
 # line, JSON null, no gauge.

@@ -54,7 +54,8 @@ for series in 6.1 6.12 7; do
 		"the probe finds no register_shrinker() in $kver (shrinker_alloc() instead)" ;;
 	esac
 	like "$params" "quarantine:" "parameter quarantine"
-	like "$params" "quarantine_permille:" "parameter quarantine_permille"
+	like "$params" "quarantine_max_permille:" "parameter quarantine_max_permille"
+	unlike "$params" "quarantine_permille:" "no quarantine_permille: the maximum is the one bound"
 	unlike "$params" "test_" "no test hooks in the module as shipped"
 	like "$(cat "$dir/.zonesort_main.o.cmd")" "-DZS_HAVE_PCP_LOCK" \
 		"the probe finds the per-CPU list lock of $kver"

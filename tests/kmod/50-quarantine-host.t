@@ -78,7 +78,7 @@ d=$(mktemp -d "${TMPDIR:-/tmp}/zs-remedy.XXXXXX")
 trap 'rm -rf "$d"' EXIT
 mkdir -p "$d/sys/quarantine" "$d/node/node0" "$d/state"
 : > "$d/sys/nodeid"
-echo 2 > "$d/sys/interface_version"
+echo 3 > "$d/sys/interface_version"
 : > "$d/sys/quarantine/stats"
 : > "$d/sys/quarantine/enabled"
 zs() { "$ZS_ZONESORT" sort nodes=0 sysfs="$d/sys" node_sysfs="$d/node" statedir="$d/state" cache_size=256MiB "$@"; }

@@ -122,7 +122,7 @@ prod_test() {
 	diag "$s memory: $(g memtotal_kb) kB; zones $(g zones); blocks of $(g block_bytes) bytes: $(g kernel_blocks) kernel-zone DIMM, $(g movable_blocks) movable DIMM, $(g vmem_blocks) virtio-mem; aging took $(g age_cs) cs"
 
 	# Bound.
-	diag "$s bound: limits $BOUND_MAX_PERMILLE per mille; $(g bound_sorts_ok) sorts in $(g bound_sorts_cs) cs, $(g bound_samples) samples, most held sampled $(g bound_sampled_max), module's peak $(g bound_peak), limit $(g bound_limit) max $(g bound_max_pages)"
+	diag "$s bound: maximum $BOUND_MAX_PERMILLE per mille; $(g bound_sorts_ok) sorts in $(g bound_sorts_cs) cs, $(g bound_samples) samples, most held sampled $(g bound_sampled_max), module's peak $(g bound_peak), max $(g bound_max_pages)"
 	is "$(g max_permille_param)" 500 "$s: quarantine_max_permille is a parameter, 500 by default"
 	cmp_ok "$(g bound_held)" -gt 0 "$s: the sorts held pages ($(g bound_held))"
 	cmp_ok "$(g bound_samples)" -ge 10 "$s: the held pages were sampled during the sorts ($(g bound_samples) samples)"

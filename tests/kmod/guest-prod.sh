@@ -3,7 +3,7 @@
 # cache (HMAT), boot memory, and hotpluggable memory: two DIMMs (the first
 # onlined to the kernel zone, the second to ZONE_MOVABLE) and a virtio-mem
 # device (onlined movable). After aging the node:
-#   bound      small limits, back-to-back sorts: the held pages sampled
+#   bound      a small maximum, back-to-back sorts: the held pages sampled
 #              during the sorts and the module's peak (the host compares
 #              them with the bound it computes)
 #   full       the quarantine at its largest: meminfo and per-node meminfo
@@ -25,7 +25,7 @@
 #   ZS_AGE_MIB       MiB each of the two agings touches (default 300)
 #   ZS_AGE_KEEP      per mille of them kept (default 20: enough colliding
 #                    blocks that a full quarantine holds thousands)
-#   ZS_BOUND_PERMILLE, ZS_BOUND_MAX_PERMILLE  limits of the bound phase
+#   ZS_BOUND_MAX_PERMILLE   the maximum of the bound phase
 #   ZS_HUGE_FREE_MIB free memory left for the 2 MiB pages (default 640)
 . /guest-lib.sh
 
@@ -127,9 +127,8 @@ M slots=$((SIZE / 4096)) max_permille_param=$(cat $P/quarantine_max_permille 2> 
 # The kernel's own lines when an offline fails (pr_debug).
 echo 'file memory_hotplug.c +p' > /sys/kernel/debug/dynamic_debug/control
 
-# --- bound: small limits, back-to-back sorts, sampled meanwhile.
+# --- bound: a small maximum, back-to-back sorts, sampled meanwhile.
 setp quarantine_max_permille ${ZS_BOUND_MAX_PERMILLE:-20}
-setp quarantine_permille ${ZS_BOUND_PERMILLE:-10}
 step release_bound 30 sh -c "echo 1 > $Q/release"
 rm -f /tmp/sample.stop
 bg sample 300 sh -c "while [ ! -e /tmp/sample.stop ]; do
@@ -141,14 +140,13 @@ touch /tmp/sample.stop
 stop $SAMPLER
 M bound_sorts_cs=$(($(now_cs) - t0)) bound_sorts_ok=$(kv bound_sorts ok) bound_samples=$(wc -l < $OUT/sample) \
 	bound_sampled_max=$(tr ' ' '\n' < $OUT/sample | sed -n 's/^held_pages=//p' | sort -n | tail -1) \
-	bound_peak=$(q peak_pages) bound_held=$(q held_pages) bound_limit=$(q limit_pages) \
+	bound_peak=$(q peak_pages) bound_held=$(q held_pages) \
 	bound_max_pages=$(q max_pages)
 
 # --- full: the quarantine at its largest; what meminfo shows of it.
 setp quarantine_max_permille 500
-setp quarantine_permille 500
 sortstep sort_full
-M full_held=$(q held_pages) full_blocks=$(q held_blocks) full_limit=$(q limit_pages)
+M full_held=$(q held_pages) full_blocks=$(q held_blocks)
 M full_kr1=$(mi KReclaimable) full_nkr1=$(mi KReclaimable $NMI) full_free1=$(mi MemFree) \
 	full_avail1=$(mi MemAvailable) full_nfree1=$(mi MemFree $NMI)
 step release_full 30 sh -c "echo 1 > $Q/release"
@@ -243,11 +241,10 @@ done > /tmp/probes
 M probes="$(tr '\n' ',' < /tmp/probes)"
 hits() { awk '$1 ~ /^zsac_/ { s += $2 } END { print s + 0 }' $T/kprobe_profile; }
 ipis() { awk '$1 == "CAL:" || $1 == "TLB:" || $1 == "RES:" { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i } END { print s + 0 }' /proc/interrupts; }
-# allcpu TAG MAX_PERMILLE: one sort from empty with that limit.
+# allcpu TAG MAX_PERMILLE: one sort from empty with that maximum.
 allcpu() {
 	step release_$1 30 sh -c "echo 1 > $Q/release"
 	setp quarantine_max_permille $2
-	setp quarantine_permille $2
 	_h0=$(hits)
 	_i0=$(ipis)
 	sortstep sort_$1
@@ -290,7 +287,6 @@ huge() {
 }
 M huge_1g_present=$([ -e $H1 ] && echo 1 || echo 0)
 setp quarantine_max_permille 500
-setp quarantine_permille 500
 online_blocks online_giant online_kernel /tmp/giant_blocks
 step dump_giant0 60 cp /sys/kernel/debug/zonesort/freelists /tmp/fl0
 step release_huge1 30 sh -c "echo 1 > $Q/release"

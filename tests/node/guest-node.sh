@@ -36,10 +36,10 @@ gn_step job_off2 900 gn_job off2 off
 M param_cache_size=$(cat /sys/module/zonesort/parameters/cache_size 2>/dev/null) \
 	param_ways=$(cat /sys/module/zonesort/parameters/ways 2>/dev/null)
 # The module's own figures for node 0, read right before status (no job
-# runs, nothing sorts in between): held/limit/max/peak pages, and what
+# runs, nothing sorts in between): held/max/peak pages, and what
 # its quarantine took over the run.
 Z=/sys/kernel/zone_sort_free_pages/node0
-M module_quarantine=$(cat $Z/quarantine_held_pages $Z/quarantine_limit_pages $Z/quarantine_max_pages \
+M module_quarantine=$(cat $Z/quarantine_held_pages $Z/quarantine_max_pages \
 	$Z/quarantine_peak_pages 2>/dev/null | paste -sd/) \
 	module_taken_total=$(sed -n 's/^taken_pages_total=//p' /sys/kernel/zone_sort_free_pages/quarantine/stats 2>/dev/null)
 M kreclaimable_kib=$(awk '$1 == "KReclaimable:" { print $2 }' /proc/meminfo)

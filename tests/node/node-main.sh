@@ -112,21 +112,20 @@ nd_main_test() {
 	v=$(km_lines "$log" status_after)
 	like "$v" "sorter: kernel" "zonesort status after the jobs: the kernel sorter"
 	like "$v" "rc=0" "... and exits 0"
-	# The module's defaults: a node's limit starts at 125 per mille of the
-	# cache's 65536 pages (8192) and doubles up to the bound of 500 per
-	# mille (32768) when sorts run out of room; nothing ever holds more.
-	local q held limit max peak
+	# The module's default bound: 500 per mille of the cache's 65536
+	# pages (32768); nothing ever holds more.
+	local q held max peak
 	q=$(km_get "$log" module_quarantine)
-	IFS=/ read -r held limit max peak <<< "$q"
-	like "$q" "^[0-9]+/(8192|16384|32768)/32768/[0-9]+\$" \
-		"the module's quarantine: a limit of 8192 pages doubled 0-2 times, the bound 32768 (500 per mille of 256 MiB): $q"
+	IFS=/ read -r held max peak <<< "$q"
+	like "$q" "^[0-9]+/32768/[0-9]+\$" \
+		"the module's quarantine: the bound 32768 (500 per mille of 256 MiB): $q"
 	num_ok "the quarantine took blocks during the run ($(km_get "$log" module_taken_total) pages)" \
 		"$(km_get "$log" module_taken_total) + 0 > 0"
 	num_ok "it never held more than its bound (held $held, peak $peak, bound $max)" \
 		"$held + 0 <= $max && $peak + 0 <= $max"
 	num_ok "held pages count as reclaimable kernel memory (KReclaimable $(km_get "$log" kreclaimable_kib) KiB, held $((held * 4)) KiB)" \
 		"$(km_get "$log" kreclaimable_kib) + 0 >= $held * 4"
-	like "$v" "quarantine: $held of $limit pages held .* at most $max " "zonesort status shows the module's quarantine"
+	like "$v" "quarantine: $held pages held .* at most $max " "zonesort status shows the module's quarantine"
 
 	# Each job measured three ways.
 	nd_job_checks "$log" off; off=$ND_JOB_FRACTION

@@ -67,7 +67,7 @@ static void site_policy(void)
 	char *unknown[] = { "colour=blue" };
 
 	parse(&p, err, 1, unknown);
-	err_has(err, "report_days, quarantine, quarantine_permille, quarantine_max_permille, compact_full, compact_interval, nocache",
+	err_has(err, "report_days, quarantine, quarantine_max_permille, compact_full, compact_interval, nocache",
 		"the known keys end with the newest");
 
 	zs_policy_defaults(&p);
@@ -109,23 +109,28 @@ static void site_policy(void)
 		err_has(err, "compact_interval", "... naming the key ('%s')", cintbad[i]);
 	}
 
-	ok(p.sorter.quarantine.permille == -1 && p.sorter.quarantine.max_permille == -1,
-	   "quarantine_permille and quarantine_max_permille: the module's own by default");
-	char *qpm[] = { "quarantine_permille=0", "quarantine_max_permille=1000" };
+	ok(p.sorter.quarantine.max_permille == -1, "quarantine_max_permille: the module's own by default");
+	char *qpm[] = { "quarantine_max_permille=0", "quarantine_max_permille=1000" };
 
-	ok(!parse(&p, err, 2, qpm) && p.sorter.quarantine.permille == 0 && p.sorter.quarantine.max_permille == 1000,
-	   "quarantine_permille=0 and quarantine_max_permille=1000 taken");
-	static const char *qpmbad[] = { "quarantine_permille=1001", "quarantine_max_permille=-1",
-					"quarantine_max_permille=5%", "quarantine_permille=" };
+	ok(!parse(&p, err, 1, qpm) && p.sorter.quarantine.max_permille == 0, "quarantine_max_permille=0 taken");
+	ok(!parse(&p, err, 1, qpm + 1) && p.sorter.quarantine.max_permille == 1000,
+	   "quarantine_max_permille=1000 taken");
+	static const char *qpmbad[] = { "quarantine_max_permille=1001", "quarantine_max_permille=-1",
+					"quarantine_max_permille=5%", "quarantine_max_permille=" };
 
 	for (unsigned i = 0; i < sizeof(qpmbad) / sizeof(qpmbad[0]); i++) {
 		char *w[] = { (char *)qpmbad[i] };
 
-		p.sorter.quarantine.permille = p.sorter.quarantine.max_permille = 77;
-		ok(zs_policy_parse(&p, 1, w, err) && p.sorter.quarantine.permille == 77 &&
-		   p.sorter.quarantine.max_permille == 77, "'%s' refused, values kept", qpmbad[i]);
-		err_has(err, "quarantine_", "... naming the key ('%s')", qpmbad[i]);
+		p.sorter.quarantine.max_permille = 77;
+		ok(zs_policy_parse(&p, 1, w, err) && p.sorter.quarantine.max_permille == 77,
+		   "'%s' refused, value kept", qpmbad[i]);
+		err_has(err, "quarantine_max_permille", "... naming the key ('%s')", qpmbad[i]);
 	}
+	/* The start of a limit the module no longer has is an unknown key. */
+	char *gone[] = { "quarantine_permille=125" };
+
+	ok(parse(&p, err, 1, gone), "quarantine_permille= refused");
+	err_has(err, "quarantine_permille", "... naming it");
 	/* A node without a memory-side cache is left alone unless asked. */
 	zs_policy_defaults(&p);
 	ok(!p.sorter.nocache_compact, "nocache=skip by default");

@@ -349,14 +349,14 @@ static void read_text(const char *rel, char *buf, size_t len)
 	buf[n] = '\0';
 }
 
-/* The module's files (kmod/zonesort_abi.h, interface version 2) of a
+/* The module's files (kmod/zonesort_abi.h, interface version 3) of a
  * full quarantine: the last sort was node 0's, left colliding pages for
  * lack of room, and est_ppm colliding by the module's estimate. */
 static void full_files(const char *est_ppm)
 {
 	char text[96];
 
-	write_text("kernel/interface_version", "2\n");
+	write_text("kernel/interface_version", "3\n");
 	snprintf(text, sizeof(text), "sorts=3\nlast_conflict_ppm_after=%s\n", est_ppm);
 	write_text("kernel/stats", text);
 	write_text("kernel/quarantine/stats", "last_node=0\nlast_short_pages=40\n");
