@@ -80,7 +80,7 @@ echo never > /sys/kernel/mm/transparent_hugepage/defrag || fail "THP defrag=neve
 M size=$SIZE slots=$SLOTS thp_enabled="$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/enabled)" \
 	thp_defrag="$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/defrag)"
 # Per-CPU lists are handed out before any free list; keep them small as
-# the main scenario does (see bench/REPORT-kmod.md), unless asked not to.
+# the main scenario does (see bench/REPORT-kmod-collisions.md), unless asked not to.
 if [ "${ZS_REMEDY_PCP:-small}" = small ]; then
 	echo 1000000 > /proc/sys/vm/percpu_pagelist_high_fraction || fail "percpu_pagelist_high_fraction"
 fi

@@ -40,7 +40,7 @@ step stats0 10 cat $Z/stats
 cap stats0 stats0
 
 # For the measurements, small per-CPU lists, as a site with a small
-# memory-side cache would set them (see bench/REPORT-kmod.md).
+# memory-side cache would set them (see bench/REPORT-kmod-collisions.md).
 echo 1000000 > /proc/sys/vm/percpu_pagelist_high_fraction
 M pcp_high=$(awk '/^ *high:/ { print $2; exit }' /proc/zoneinfo)
 M time_ns=$(stat sort_ns_last) free_pages=$(stat last_free_pages) hold_ns=$(stat lock_hold_ns_last)

@@ -5,7 +5,7 @@
 # JSON lines whose measurements agree with each other and with random
 # placement worked out here, a quarantine never above its bound, one timed
 # pair of allocations with and without held pages, and a PNG. The long
-# run (100 cycles) and its figures are in bench/REPORT-cachenode.md.
+# run (100 cycles) and its figures are in bench/REPORT-cachenode-decay.md.
 . "$(dirname "$0")/../../testbed/tap.sh"
 . "$(dirname "$0")/../../testbed/env.sh"
 . "$(dirname "$0")/node-main.sh"

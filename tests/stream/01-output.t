@@ -34,7 +34,7 @@ diag "default run: $wall s wall"
 # footprint is twelve times the CPU caches, up to half of MemAvailable
 # (a virtual machine may report hundreds of MiB of L3 per core): arrays
 # of 10 GiB run 45 s on a quiet 2-CPU machine and twice that loaded.
-num_ok "a default run ends within 300 s (took $wall s; bench/REPORT-stream.md has its speed)" "$wall < 300"
+num_ok "a default run ends within 300 s (took $wall s; bench/REPORT-stream-vs-likwid.md has its speed)" "$wall < 300"
 
 # JSON.
 run "$S" --json
