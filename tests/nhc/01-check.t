@@ -75,10 +75,12 @@ HOSTNAME_S=node7
 unset SLURMD_NODENAME SLURM_JOB_ID SLURM_JOBID
 
 # NHC sources every .nhc file on each run: sourcing must only define things.
-is "$(PATH=/nonexistent; . "$ZS_NHC_DIR/stream_triad.nhc" 2>&1; echo "rc=$?")" "rc=0" \
-	"sourcing runs no command and prints nothing"
-. "$ZS_NHC_DIR/stream_triad.nhc"
-. "$ZS_NHC_DIR/stream_triad_guard.nhc"
+parts=(stream_triad.nhc stream_triad_probe.nhc stream_triad_state.nhc stream_triad_slurm.nhc stream_triad_guard.nhc)
+for f in "${parts[@]}"; do
+	is "$(PATH=/nonexistent; . "$ZS_NHC_DIR/$f" 2>&1; echo "rc=$?")" "rc=0" \
+		"sourcing $f runs no command and prints nothing"
+done
+for f in "${parts[@]}"; do . "$ZS_NHC_DIR/$f"; done
 is "$(type -t check_hw_stream_triad)" function "check_hw_stream_triad() loaded"
 is "$(type -t nhc_stream_triad_reset)" function "nhc_stream_triad_reset() loaded"
 

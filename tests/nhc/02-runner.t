@@ -124,6 +124,14 @@ hc -N n1
 like "$CALLS" "reason=NHC: check_hw_stream_triad:  error: no limit given" "no limit at all drains (never a silent pass)"
 hc -N n1 -C "$T/missing.conf"
 like "$CALLS" "options file $T/missing.conf \(from -C\) cannot be read" "a missing -C file drains, naming it"
+# A part of the check that is not installed: the node is drained, the
+# part named (never a pass on what is left).
+mkdir "$T/partial"
+cp "$ZS_HEALTH_CHECK" "$ZS_NHC_DIR"/*.nhc "$T/partial/" && rm "$T/partial/stream_triad_state.nhc"
+ok "a copy of the runner beside the check without stream_triad_state.nhc" test -x "$T/partial/zonesort-health-check"
+ZS_HEALTH_CHECK=$T/partial/zonesort-health-check hc -N n1 -m 30
+like "$CALLS" "state=drain reason=NHC: zonesort-health-check:  the check's parts cannot be read: $T/partial/stream_triad_state.nhc" \
+	"a missing part of the check drains, naming it"
 
 # Options from a file (Slurm starts the runner without arguments).
 cat > "$T/hc.conf" <<EOF

@@ -18,7 +18,7 @@ H=$T/history.jsonl
 (
 	die() { :; }; log() { :; }; dbg() { :; }; syslog() { :; }
 	set -f
-	. "$ZS_NHC_DIR/stream_triad.nhc"
+	for f in stream_triad stream_triad_probe stream_triad_state stream_triad_slurm; do . "$ZS_NHC_DIR/$f.nhc"; done
 	STREAM_TRIAD_PROBE=$ZS_SRCDIR/tests/nhc/stand-in-stream-triad
 	STREAM_TRIAD_HISTORY=$H STREAM_TRIAD_BASELINE=$T/state/ STREAM_TRIAD_SQUEUE=/bin/true
 	one() { nhc_stream_triad_reset; STREAM_TRIAD_NODE=$1; shift; "$@"; }

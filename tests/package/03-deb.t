@@ -116,7 +116,8 @@ contains zonesort "$PLUGINDIR/zonesort.so" /usr/sbin/zonesort /usr/bin/stream-tr
 	/usr/share/man/man8/zonesort.8.gz /usr/share/man/man8/spank-zonesort.8.gz \
 	/usr/share/man/man1/stream-triad.1.gz /etc/slurm/plugstack.conf.d/zonesort.conf \
 	/usr/share/doc/zonesort/examples/zonesort.conf /usr/share/doc/zonesort/copyright
-contains zonesort-nhc /etc/nhc/scripts/stream_triad.nhc /usr/sbin/zonesort-health-check \
+contains zonesort-nhc /etc/nhc/scripts/stream_triad.nhc /etc/nhc/scripts/stream_triad_probe.nhc \
+	/etc/nhc/scripts/stream_triad_state.nhc /etc/nhc/scripts/stream_triad_slurm.nhc /usr/sbin/zonesort-health-check \
 	/usr/sbin/zonesort-bw-history /etc/zonesort/health-check.conf \
 	/usr/share/man/man8/zonesort-health-check.8.gz /usr/share/man/man8/zonesort-bw-history.8.gz \
 	/usr/share/doc/zonesort-nhc/examples/nhc.conf.zonesort /var/lib/zonesort

@@ -117,7 +117,8 @@ libdir=$(rpm --eval '%{_libdir}')
 holds "$main" "$libdir/slurm/zonesort.so" /usr/sbin/zonesort /usr/bin/stream-triad \
 	/etc/slurm/plugstack.conf.d/zonesort.conf /usr/share/man/man8/zonesort.8 \
 	/usr/share/man/man8/spank-zonesort.8 /usr/share/man/man1/stream-triad.1
-holds "$nhc" /etc/nhc/scripts/stream_triad.nhc /usr/sbin/zonesort-health-check \
+holds "$nhc" /etc/nhc/scripts/stream_triad.nhc /etc/nhc/scripts/stream_triad_probe.nhc \
+	/etc/nhc/scripts/stream_triad_state.nhc /etc/nhc/scripts/stream_triad_slurm.nhc /usr/sbin/zonesort-health-check \
 	/usr/sbin/zonesort-bw-history /etc/zonesort/health-check.conf /var/lib/zonesort \
 	/usr/share/man/man8/zonesort-health-check.8
 holds "$dkms" /usr/src/zonesort-"$VERSION"/dkms.conf /usr/src/zonesort-"$VERSION"/Kbuild \
