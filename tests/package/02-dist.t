@@ -35,9 +35,11 @@ for f in Kbuild Makefile dkms.conf dkms.conf.in conftest-control.c conftest-prel
 	zonesort_main.c zonesort_policy.c zonesort_policy.h; do
 	has "kmod/${f//./\\.}" "kmod/$f (DKMS source)"
 done
-for d in lib unit cluster nhc stream kmod diag package observe node fuzz; do
+for d in unit cluster nhc stream kmod diag package observe node fuzz reports; do
 	has "tests/$d/.+" "tests/$d/ is shipped"
 done
+has 'testbed/tap\.sh' "testbed/, the harness the tests source, is shipped"
+has 'testbed/programs/zsbound\.c' "... with the programs its guests run"
 has 'tests/package/02-dist\.t' "this test is shipped"
 for f in build install-deps test-all debian-packages; do
 	has "scripts/$f" "scripts/$f"
