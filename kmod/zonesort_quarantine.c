@@ -34,9 +34,10 @@
  * held blocks of the lists handed out last, not yet picked in this sort.
  * Below that a sort takes what its allocation needs: a node holds what
  * still collides, so what it holds falls again as the node's free memory
- * merges, without a second bound to tune. Nothing is taken while the zone's free pages
- * would drop below its high watermark plus the protected allocation (half
- * the cache), which finds its pages free right after the sort.
+ * merges, without a second bound to tune. Nothing is taken while the
+ * zone's free pages would drop below its high watermark plus the protected
+ * allocation (half the cache), which finds its pages free right after the
+ * sort.
  *
  * Accounting. Held pages are counted in NR_KERNEL_MISC_RECLAIMABLE:
  * /proc/meminfo and the nodes' meminfo show them in KReclaimable, and
@@ -1005,25 +1006,20 @@ static ssize_t enabled_store(struct kobject *k, struct kobj_attribute *a, const 
 	return len;
 }
 
-static ssize_t zsq_permille_store(unsigned int *to, const char *name, const char *buf,
-				  size_t len)
-{
-	struct kernel_param kp = { .name = name, .arg = to };
-	char val[16];
-
-	strscpy(val, buf, sizeof(val));
-	return zsq_set_permille(val, &kp) ?: len;
-}
-
 static ssize_t max_permille_show(struct kobject *k, struct kobj_attribute *a, char *buf)
 {
 	return sysfs_emit(buf, "%u\n", READ_ONCE(zsq_max_permille));
 }
 
+/* The parameter's own check and message, as modprobe would give them. */
 static ssize_t max_permille_store(struct kobject *k, struct kobj_attribute *a, const char *buf,
 				  size_t len)
 {
-	return zsq_permille_store(&zsq_max_permille, ZS_PARAM_Q_MAX_PERMILLE, buf, len);
+	struct kernel_param kp = { .name = ZS_PARAM_Q_MAX_PERMILLE, .arg = &zsq_max_permille };
+	char val[16];
+
+	strscpy(val, buf, sizeof(val));
+	return zsq_set_permille(val, &kp) ?: len;
 }
 
 static struct kobj_attribute zsq_attr_stats = __ATTR_RO(stats);
