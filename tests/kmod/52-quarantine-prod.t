@@ -139,8 +139,11 @@ prod_test() {
 		"$kr >= 0.95 * $h * 4 - 256 && $kr <= 1.05 * $h * 4 + 256"
 	num_ok "$s: node 0's KReclaimable too ($nkr kB)" "$nkr >= 0.95 * $h * 4 - 256 && $nkr <= 1.05 * $h * 4 + 256"
 	num_ok "$s: ... MemFree got them back ($fr kB)" "$fr >= 0.95 * $h * 4 - 256"
-	num_ok "$s: MemAvailable counted them: it rose by at most min(half of them, the low watermarks) on release ($av kB)" \
-		"$av <= ($h * 2 < $low ? $h * 2 : $low) + 1024"
+	# Counted as reclaimable, they raise MemAvailable on release by at most
+	# min(half of them, the low watermarks); uncounted, by all of them.
+	# A quarter of them more covers what else the guest frees meanwhile.
+	num_ok "$s: MemAvailable counted them: it rose by at most min(half of them, the low watermarks), plus a quarter, on release ($av kB)" \
+		"$av <= ($h * 2 < $low ? $h * 2 : $low) + $h"
 	is "$(g full_held2)" 0 "$s: release left nothing held"
 
 	# Offline and unplug.

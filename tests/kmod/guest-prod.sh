@@ -147,11 +147,17 @@ M bound_sorts_cs=$(($(now_cs) - t0)) bound_sorts_ok=$(kv bound_sorts ok) bound_s
 setp quarantine_max_permille 500
 sortstep sort_full
 M full_held=$(q held_pages) full_blocks=$(q held_blocks)
-M full_kr1=$(mi KReclaimable) full_nkr1=$(mi KReclaimable $NMI) full_free1=$(mi MemFree) \
-	full_avail1=$(mi MemAvailable) full_nfree1=$(mi MemFree $NMI)
+# One copy of each meminfo file per side of the release, so the values
+# compared come from the same moment.
+cat /proc/meminfo > $OUT/mi1 && cat $NMI > $OUT/nmi1
+M full_kr1=$(mi KReclaimable $OUT/mi1) full_nkr1=$(mi KReclaimable $OUT/nmi1) \
+	full_free1=$(mi MemFree $OUT/mi1) full_avail1=$(mi MemAvailable $OUT/mi1) \
+	full_nfree1=$(mi MemFree $OUT/nmi1)
 step release_full 30 sh -c "echo 1 > $Q/release"
-M full_kr2=$(mi KReclaimable) full_nkr2=$(mi KReclaimable $NMI) full_free2=$(mi MemFree) \
-	full_avail2=$(mi MemAvailable) full_nfree2=$(mi MemFree $NMI) full_held2=$(q held_pages)
+cat /proc/meminfo > $OUT/mi2 && cat $NMI > $OUT/nmi2
+M full_kr2=$(mi KReclaimable $OUT/mi2) full_nkr2=$(mi KReclaimable $OUT/nmi2) \
+	full_free2=$(mi MemFree $OUT/mi2) full_avail2=$(mi MemAvailable $OUT/mi2) \
+	full_nfree2=$(mi MemFree $OUT/nmi2) full_held2=$(q held_pages)
 M low_kb=$(awk '$1 == "low" && NF == 2 { s += $2 } END { print s * 4 }' /proc/zoneinfo)
 
 # --- offline: which hotplugged blocks the sort takes pages out of (free
