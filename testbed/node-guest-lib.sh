@@ -362,36 +362,48 @@ gn_long_stop() {
 }
 
 # gn_reclaim_cost PAIRS: what holding memory costs a job that needs it.
-# Each pair times one allocation (nodejob alloc, base pages touched one by
-# one) of the node's free pages plus half of what the quarantine holds,
-# less the zones' high watermarks and 2 MiB: without reclaim it would
-# leave free memory half the quarantine below where kswapd stops (the high
-# watermark), so reclaim must get pages back; with all held pages given
-# back it ends above that mark. It runs first with the quarantine as it
-# is, then with the same size after "release" (nothing held: it fits).
-# The page cache is dropped before each (drop_caches=1, no shrinker
+# Each pair times two allocations of one size (nodejob alloc, base pages
+# touched one by one): once with the quarantine holding what a sort took,
+# once after "release" (nothing held). The size is the node's free pages
+# plus half of what the quarantine holds, less the zones' high watermarks
+# and 2 MiB: with the pages held, free memory would end half the
+# quarantine below where kswapd stops (the high watermark), so reclaim
+# must get pages back; with nothing held it fits. Odd pairs allocate with
+# nothing held first, even pairs with pages held first, so the first
+# large allocation after aging, whatever it costs by itself, falls on the
+# side without held pages. Every pair begins with a fresh sort. The page
+# cache is dropped before each allocation (drop_caches=1, no shrinker
 # called), so what reclaim gets back comes from the quarantine's shrinker
-# rather than from files. A pair after the first begins with a sort, which
-# takes colliding blocks again. Prints per allocation
-#   ZSRECLAIM {"pair":K,"state":"held"|"free","bytes":B,"ms":T,"held_before":H,
-#     "held_after":H,"by_pressure":P,"pgsteal":S,"allocstall":A,"memfree_before":F}
+# rather than from files. Prints per allocation
+#   ZSRECLAIM {"pair":K,"order":"free-first"|"held-first","state":"held"|"free",
+#     "bytes":B,"ms":T,"held_before":H,"held_after":H,"by_pressure":P,
+#     "pgsteal":S,"allocstall":A,"memfree_before":F}
 # (pages; by_pressure: what the shrinker gave back during the allocation).
 gn_reclaim_cost() {
-	local k q=/sys/kernel/zone_sort_free_pages/quarantine bytes
+	local k q=/sys/kernel/zone_sort_free_pages/quarantine bytes order
 	[ -r $q/stats ] || { M "reclaim=no-module"; return 1; }
 	for k in $(seq 1 "$1"); do
-		if [ "$k" -gt 1 ]; then
-			echo 0 > /sys/kernel/zone_sort_free_pages/nodeid || { M "reclaim_${k}_sort=failed"; return 1; }
-		fi
-		sync
-		echo 1 > /proc/sys/vm/drop_caches
+		order=held-first
+		[ $((k % 2)) = 1 ] && order=free-first
+		_gn_reclaim_step "$k" release "echo 1 > $q/release" || return 1
+		_gn_reclaim_step "$k" sort "echo 0 > /sys/kernel/zone_sort_free_pages/nodeid" || return 1
 		bytes=$(( ($(_gn_memfree_pages) + $(_gn_held_pages) / 2 - $(_gn_high_pages) - 512) * 4096 ))
-		_gn_reclaim_one "$k" held "$bytes" || return 1
-		echo 1 > $q/release || { M "reclaim_${k}_release=failed"; return 1; }
-		sync
-		echo 1 > /proc/sys/vm/drop_caches
-		_gn_reclaim_one "$k" free "$bytes" || return 1
+		if [ $order = free-first ]; then
+			_gn_reclaim_step "$k" release "echo 1 > $q/release" || return 1
+			_gn_reclaim_one "$k" $order free "$bytes" || return 1
+			_gn_reclaim_step "$k" sort "echo 0 > /sys/kernel/zone_sort_free_pages/nodeid" || return 1
+			_gn_reclaim_one "$k" $order held "$bytes" || return 1
+		else
+			_gn_reclaim_one "$k" $order held "$bytes" || return 1
+			_gn_reclaim_step "$k" release "echo 1 > $q/release" || return 1
+			_gn_reclaim_one "$k" $order free "$bytes" || return 1
+		fi
 	done
+}
+# _gn_reclaim_step PAIR NAME COMMAND: a write to the module; a refused one
+# ends the measurement with a failed step.
+_gn_reclaim_step() {
+	sh -c "$3" || { M "reclaim_$1_$2=failed"; return 1; }
 }
 _gn_high_pages() { awk '$1 == "high" { s += $2 } END { print s + 0 }' /proc/zoneinfo; }
 _gn_memfree_pages() { awk '$1 == "MemFree:" { print int($2 / 4) }' /proc/meminfo; }
@@ -403,8 +415,10 @@ _gn_reclaim_counters() {
 		END { printf "%d %d %d\n", s, a, p }' /proc/vmstat /sys/kernel/zone_sort_free_pages/quarantine/stats
 }
 _gn_reclaim_one() {
-	local k=$1 state=$2 bytes=$3 h0 h1 f0 out ms
+	local k=$1 order=$2 state=$3 bytes=$4 h0 h1 f0 out ms
 	local -a c0 c1
+	sync
+	echo 1 > /proc/sys/vm/drop_caches
 	h0=$(_gn_held_pages) f0=$(_gn_memfree_pages)
 	read -ra c0 <<< "$(_gn_reclaim_counters)"
 	# The allocation, not a daemon, is the one to go if memory runs out.
@@ -413,5 +427,5 @@ _gn_reclaim_one() {
 	h1=$(_gn_held_pages)
 	ms=$(_gn_field "$out" ms)
 	[ -n "$ms" ] || { M "reclaim_${k}_$state=failed"; echo "$out" | head -3; return 1; }
-	echo "ZSRECLAIM {\"pair\":$k,\"state\":\"$state\",\"bytes\":$bytes,\"ms\":$ms,\"held_before\":$h0,\"held_after\":$h1,\"by_pressure\":$((c1[2] - c0[2])),\"pgsteal\":$((c1[0] - c0[0])),\"allocstall\":$((c1[1] - c0[1])),\"memfree_before\":$f0}"
+	echo "ZSRECLAIM {\"pair\":$k,\"order\":\"$order\",\"state\":\"$state\",\"bytes\":$bytes,\"ms\":$ms,\"held_before\":$h0,\"held_after\":$h1,\"by_pressure\":$((c1[2] - c0[2])),\"pgsteal\":$((c1[0] - c0[0])),\"allocstall\":$((c1[1] - c0[1])),\"memfree_before\":$f0}"
 }

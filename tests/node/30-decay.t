@@ -62,8 +62,10 @@ is "$(jq -c 'select(.max_pages != null and (.held_pages > .max_pages or .peak_pa
 is "$(jq -r 'select(.mode == "periodic") | .max_pages' "$jsonl" | sort -u)" 16384 \
 	"... whose default is 500 per mille of the 32768 pages"
 reclaim=$(ls "$dir"/reclaim-*.jsonl 2>/dev/null | head -1)
-is "$(jq -r 'select(.pair) | .state' "$reclaim" 2>/dev/null | tr '\n' ' ')" "held free " \
-	"one allocation timed with the quarantine as it was, one with nothing held"
+is "$(jq -r 'select(.pair) | "\(.order):\(.state)"' "$reclaim" 2>/dev/null | tr '\n' ' ')" "free-first:free free-first:held " \
+	"one allocation timed with nothing held, then one with what a sort took"
+num_ok "... which held pages ($(jq -r 'select(.state == "held") | .held_before' "$reclaim" 2>/dev/null))" \
+	"$(jq -r 'select(.state == "held") | .held_before' "$reclaim" 2>/dev/null || echo 0) > 0"
 num_ok "... each with a time ($(jq -r 'select(.pair) | .ms' "$reclaim" 2>/dev/null | tr '\n' ' ')ms)" \
 	"$(jq -s '[.[] | select(.pair) | .ms | select(. > 0)] | length' "$reclaim" 2>/dev/null || echo 0) == 2"
 unlike "$(cat "$dir"/decay-*-periodic.log | tr -d '\r')" "long_[0-9]+_sort=none" \
