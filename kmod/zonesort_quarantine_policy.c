@@ -83,13 +83,47 @@ static bool block_fits(const struct zsp_geom *g, const struct seqs *sq, uint64_t
 	return true;
 }
 
+/*
+ * Puts a list's blocks in the order the sort leaves them: blocks[0, nk)
+ * holds the nk fitting ones (the nkh held among them last), tmp[0, nt)
+ * the nt others (the nth held among them last), and ntake of the others
+ * are to be taken. Held blocks are taken first: what is held stays held.
+ * Kept: the fitting free blocks, the free ones left for lack of budget,
+ * then the held ones to give back (fitting, then left); taken: the held
+ * ones, then the free ones. tmp[nt, n) is free for the fitting held ones,
+ * so every copy into blocks reads tmp only. Returns the number kept.
+ */
+static size_t arrange_list(uint64_t *blocks, uint64_t *tmp, size_t nk, size_t nkh,
+			   size_t nt, size_t nth, size_t ntake, struct zsq_held_split *held)
+{
+	size_t htake = ntake < nth ? ntake : nth;
+	size_t ftake = ntake - htake, out = nk - nkh, kept, i;
+
+	for (i = 0; i < nkh; i++)
+		tmp[nt + i] = blocks[out + i];
+	for (i = ftake; i < nt - nth; i++)
+		blocks[out++] = tmp[i];
+	for (i = 0; i < nkh; i++)
+		blocks[out++] = tmp[nt + i];
+	for (i = nt - nth + htake; i < nt; i++)
+		blocks[out++] = tmp[i];
+	held->kept = nkh + nth - htake;
+	kept = out;
+	for (i = 0; i < htake; i++)
+		blocks[out++] = tmp[nt - nth + i];
+	for (i = 0; i < ftake; i++)
+		blocks[out++] = tmp[i];
+	held->taken = htake;
+	return kept;
+}
+
 size_t zsq_pick_list(struct zsq_pick *q, uint32_t *load, uint32_t *tload, uint64_t *blocks,
 		     size_t n, size_t nheld, unsigned int order, uint64_t *tmp,
 		     struct zsq_held_split *held)
 {
 	const struct zsp_geom *g = &q->g;
 	uint64_t bsize, span, pp, kept = 0, ntake;
-	size_t nfree = n - nheld, nk = 0, nt = 0, nkh = 0, nth = 0, htake, i;
+	size_t nfree = n - nheld, nk = 0, nt = 0, nkh = 0, nth = 0, i;
 	bool huge_on = q->huge && !q->hdone && tload;
 	struct seqs sq;
 
@@ -139,34 +173,7 @@ size_t zsq_pick_list(struct zsq_pick *q, uint32_t *load, uint32_t *tload, uint64
 			ntake = nt;
 		q->short_pages += (uint64_t)(nt - ntake) * bsize;
 	}
-	/* Held blocks are taken first: what is held stays held. tmp holds
-	 * the free ones in [0, nt - nth), the held ones after. */
-	htake = ntake < nth ? ntake : nth;
-	/*
-	 * Kept: the fitting free blocks, the free ones left for lack of
-	 * budget, then the held ones to give back (fitting, then left);
-	 * taken: the held ones, then the free ones. tmp[nt, n) is free for
-	 * the fitting held ones, so every copy below reads tmp only.
-	 */
-	{
-		size_t ftake = ntake - htake, out = nk - nkh;
-
-		for (i = 0; i < nkh; i++)
-			tmp[nt + i] = blocks[out + i];
-		for (i = ftake; i < nt - nth; i++)
-			blocks[out++] = tmp[i];
-		for (i = 0; i < nkh; i++)
-			blocks[out++] = tmp[nt + i];
-		for (i = nt - nth + htake; i < nt; i++)
-			blocks[out++] = tmp[i];
-		held->kept = nkh + nth - htake;
-		nk = out;
-		for (i = 0; i < htake; i++)
-			blocks[out++] = tmp[nt - nth + i];
-		for (i = 0; i < ftake; i++)
-			blocks[out++] = tmp[i];
-		held->taken = htake;
-	}
+	nk = arrange_list(blocks, tmp, nk, nkh, nt, nth, ntake, held);
 	q->before += kept + (uint64_t)(nt - ntake) * bsize;
 	q->hbefore += kept + (uint64_t)(nt - ntake) * bsize;
 	q->budget -= ntake * bsize;
