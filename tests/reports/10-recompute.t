@@ -44,4 +44,12 @@ is "$?" 2 "a marker naming a missing file is an error"
 like "$out" "bench/no-such-file.jsonl" "... naming the file"
 printf '<!-- recompute: nonsense x -->\n' > "$work/kind.md"
 like "$("$rr" "$work/kind.md" 2>&1)" "unknown table kind" "an unknown table kind is an error"
+# Command-line mistakes are named, with what is accepted.
+out=$("$rr" --bogus 2>&1)
+is "$?" 2 "an unknown option is an error"
+like "$out" "'--bogus' is not an option" "... naming it"
+like "$out" "usage: recompute-reports" "... with the usage"
+out=$("$rr" no/such/report.md 2>&1)
+is "$?" 2 "a report that is not there is an error"
+like "$out" "'no/such/report.md': no such report" "... naming it"
 done_testing
