@@ -380,31 +380,26 @@ gn_long_stop() {
 #     "pgsteal":S,"allocstall":A,"memfree_before":F}
 # (pages; by_pressure: what the shrinker gave back during the allocation).
 gn_reclaim_cost() {
-	local k q=/sys/kernel/zone_sort_free_pages/quarantine bytes order
-	[ -r $q/stats ] || { M "reclaim=no-module"; return 1; }
+	local k bytes order
+	[ -r /sys/kernel/zone_sort_free_pages/quarantine/stats ] || { M "reclaim=no-module"; return 1; }
 	for k in $(seq 1 "$1"); do
 		order=held-first
 		[ $((k % 2)) = 1 ] && order=free-first
-		_gn_reclaim_step "$k" release "echo 1 > $q/release" || return 1
-		_gn_reclaim_step "$k" sort "echo 0 > /sys/kernel/zone_sort_free_pages/nodeid" || return 1
+		_gn_release "$k" && _gn_sort "$k" || return 1
 		bytes=$(( ($(_gn_memfree_pages) + $(_gn_held_pages) / 2 - $(_gn_high_pages) - 512) * 4096 ))
 		if [ $order = free-first ]; then
-			_gn_reclaim_step "$k" release "echo 1 > $q/release" || return 1
-			_gn_reclaim_one "$k" $order free "$bytes" || return 1
-			_gn_reclaim_step "$k" sort "echo 0 > /sys/kernel/zone_sort_free_pages/nodeid" || return 1
-			_gn_reclaim_one "$k" $order held "$bytes" || return 1
+			_gn_release "$k" && _gn_reclaim_one "$k" $order free "$bytes" &&
+				_gn_sort "$k" && _gn_reclaim_one "$k" $order held "$bytes" || return 1
 		else
-			_gn_reclaim_one "$k" $order held "$bytes" || return 1
-			_gn_reclaim_step "$k" release "echo 1 > $q/release" || return 1
-			_gn_reclaim_one "$k" $order free "$bytes" || return 1
+			_gn_reclaim_one "$k" $order held "$bytes" &&
+				_gn_release "$k" && _gn_reclaim_one "$k" $order free "$bytes" || return 1
 		fi
 	done
 }
-# _gn_reclaim_step PAIR NAME COMMAND: a write to the module; a refused one
-# ends the measurement with a failed step.
-_gn_reclaim_step() {
-	sh -c "$3" || { M "reclaim_$1_$2=failed"; return 1; }
-}
+# _gn_release PAIR, _gn_sort PAIR: everything held given back, node 0
+# sorted; a refused write ends the measurement with a failed step.
+_gn_release() { echo 1 > /sys/kernel/zone_sort_free_pages/quarantine/release || { M "reclaim_$1_release=failed"; return 1; }; }
+_gn_sort() { echo 0 > /sys/kernel/zone_sort_free_pages/nodeid || { M "reclaim_$1_sort=failed"; return 1; }; }
 _gn_high_pages() { awk '$1 == "high" { s += $2 } END { print s + 0 }' /proc/zoneinfo; }
 _gn_memfree_pages() { awk '$1 == "MemFree:" { print int($2 / 4) }' /proc/meminfo; }
 _gn_held_pages() { cat /sys/kernel/zone_sort_free_pages/node0/quarantine_held_pages; }
