@@ -28,9 +28,11 @@
  * then pages in slots that already overflow (each costs itself), then it
  * opens new overflowing slots, those with the most pages left first (the
  * first page costs WAYS + 1: it makes the WAYS already there collide).
- * A second bound keeps blocks whole (block_bound); the larger one counts.
- * No order of the lists does better: bound is a lower bound on the
- * fraction of the allocation's pages that share a slot beyond its ways.
+ * A second bound keeps blocks whole (block_bound): whole blocks and the
+ * first pages of one more, as the allocator hands them out; the larger
+ * one counts. No order of the lists does better: bound is a lower bound
+ * on the fraction of the allocation's pages that share a slot beyond its
+ * ways.
  *
  * Prints key=value: bound, measured (the same fraction computed here from
  * the pfns, slot = pfn mod SLOTS), predicted (what the lists in the order
@@ -42,7 +44,10 @@
  * blocks of the huge-page order and up), zone, pcp_movable (movable
  * order-0 pages in node 0's per-CPU lists, at most 256 a list: what the
  * module's last_pcp_pages counts), where the lists as dumped lose against
- * the bound (part_order ..., see where_lost), and the checks above.
+ * the bound (part_order ..., see where_lost), the same bound and
+ * prediction up to the last whole block the allocation takes (whole_bound,
+ * whole_predicted over whole_pages; tail_pages come from the block it
+ * ends in), and the checks above.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -251,31 +256,65 @@ static void group_costs(double *c, const uint32_t *load, uint64_t first, uint64_
 	}
 }
 
-/* The cheapest q blocks, exactly: dynamic programming over the groups
- * and the number of blocks taken so far. */
-static double cheapest_exact(const uint32_t *avail, uint64_t groups, uint64_t size, uint64_t q,
-			     const uint32_t *load, uint64_t ways, double *c)
+/* c[t] for t = 0..n with the first r of the size slots from first
+ * holding one page more: t whole blocks and the first r pages of one
+ * more block (a block's pages are handed out lowest address first). */
+static void group_costs_part(double *c, const uint32_t *load, uint64_t first, uint64_t size, uint64_t r,
+			     uint64_t n, uint64_t ways)
 {
-	double *best = xcalloc(q + 1, sizeof(*best)), *next = xcalloc(q + 1, sizeof(*next)), r;
+	for (uint64_t t = 0; t <= n; t++) {
+		c[t] = 0;
+		for (uint64_t s = first; s < first + size; s++)
+			c[t] += overflow(load[s] + t + (s < first + r), ways);
+	}
+}
 
-	for (uint64_t k = 1; k <= q; k++)
-		best[k] = HUGE_VAL;
+/* The cheapest q whole blocks and, when r > 0, the first r pages of one
+ * more block, exactly: dynamic programming over the groups, the number
+ * of whole blocks taken so far and whether the partial one is. */
+static double cheapest_exact(const uint32_t *avail, uint64_t groups, uint64_t size, uint64_t q, uint64_t r,
+			     const uint32_t *load, uint64_t ways, double *c, double *cp)
+{
+	double *best[2], *next[2], res;
+	int parts = r ? 2 : 1;
+
+	for (int f = 0; f < 2; f++) {
+		best[f] = xcalloc(q + 1, sizeof(double));
+		next[f] = xcalloc(q + 1, sizeof(double));
+		for (uint64_t k = 0; k <= q; k++)
+			best[f][k] = k || f ? HUGE_VAL : 0;
+	}
 	for (uint64_t g = 0; g < groups; g++) {
 		if (!avail[g])
 			continue;
 		group_costs(c, load, g * size, size, avail[g], ways);
-		for (uint64_t k = 0; k <= q; k++) {
-			next[k] = best[k];
-			for (uint64_t t = 1; t <= avail[g] && t <= k; t++)
-				if (best[k - t] + c[t] - c[0] < next[k])
-					next[k] = best[k - t] + c[t] - c[0];
-		}
-		memcpy(best, next, (q + 1) * sizeof(*best));
+		if (r)
+			group_costs_part(cp, load, g * size, size, r, avail[g] - 1, ways);
+		for (int f = 0; f < parts; f++)
+			for (uint64_t k = 0; k <= q; k++) {
+				double v = best[f][k];
+
+				for (uint64_t t = 1; t <= avail[g] && t <= k; t++)
+					if (best[f][k - t] + c[t] - c[0] < v)
+						v = best[f][k - t] + c[t] - c[0];
+				/* group g also gives the partial block */
+				for (uint64_t t = 0; f && t < avail[g] && t <= k; t++)
+					if (best[0][k - t] + cp[t] - c[0] < v)
+						v = best[0][k - t] + cp[t] - c[0];
+				next[f][k] = v;
+			}
+		for (int f = 0; f < parts; f++)
+			memcpy(best[f], next[f], (q + 1) * sizeof(double));
 	}
-	r = best[q] < HUGE_VAL ? best[q] : 0;
-	free(best);
-	free(next);
-	return r;
+	/* no group has a block to spare for the partial one: whole blocks */
+	res = best[parts - 1][q] < HUGE_VAL ? best[parts - 1][q] : best[0][q];
+	if (res == HUGE_VAL)
+		res = 0;
+	for (int f = 0; f < 2; f++) {
+		free(best[f]);
+		free(next[f]);
+	}
+	return res;
 }
 
 /* A lower bound on the cheapest q blocks: the same problem over the lower
@@ -325,21 +364,22 @@ static double cheapest_envelope(const uint32_t *avail, uint64_t groups, uint64_t
 }
 
 /*
- * The same with blocks taken whole: the allocation takes at least
- * q = floor(rest / 2^k) whole blocks of the partial list (order k). When
- * SLOTS is a multiple of 2^k, a block covers an aligned group of 2^k
- * slots and adds one page to each; t blocks from group g cost
- * c_g(t) = sum over its slots of overflow(load + t). The cheapest choice
- * of t_g (sum q) is found exactly when the blocks times q are few (up to
- * 5e7), else bounded below over convex envelopes. Returns -1 when it does
- * not apply.
+ * The same with blocks taken whole: the allocation takes
+ * q = floor(rest / 2^k) whole blocks of the partial list (order k) and
+ * the first r = rest mod 2^k pages of one more. When SLOTS is a multiple
+ * of 2^k, a block covers an aligned group of 2^k slots and adds one page
+ * to each; t blocks from group g cost c_g(t) = sum over its slots of
+ * overflow(load + t). The cheapest choice of t_g (sum q) and of the group
+ * giving the partial block is found exactly when the blocks times q are
+ * few (up to 5e7), else the whole blocks alone are bounded below over
+ * convex envelopes. Returns -1 when it does not apply.
  */
 static double block_bound(const struct list *part, uint64_t rest, const uint32_t *load, uint64_t slots,
 			  uint64_t ways)
 {
 	uint64_t size = 1ULL << part->order, groups, q = rest / size, maxa = 0;
 	uint32_t *avail;
-	double *c, cost = 0;
+	double *c, *cp, cost = 0;
 
 	if (!part->order || slots % size)
 		return -1;
@@ -351,14 +391,16 @@ static double block_bound(const struct list *part, uint64_t rest, const uint32_t
 		if (avail[g] > maxa)
 			maxa = avail[g];
 	c = xcalloc(maxa + 1, sizeof(*c));
+	cp = xcalloc(maxa + 1, sizeof(*cp));
 	for (uint64_t s = 0; s < slots; s++)
 		cost += overflow(load[s], ways);
 	if ((q + 1) * part->n <= 50000000)
-		cost += cheapest_exact(avail, groups, size, q, load, ways, c);
+		cost += cheapest_exact(avail, groups, size, q, rest % size, load, ways, c, cp);
 	else
 		cost += cheapest_envelope(avail, groups, size, q, part->n, load, ways, c);
 	free(avail);
 	free(c);
+	free(cp);
 	return cost;
 }
 
@@ -495,6 +537,23 @@ static void where_lost(struct list **seq, int nseq, uint64_t slots, uint64_t way
 	free(count);
 }
 
+/* Pages the allocation takes from a block it does not take whole: the
+ * rest of want after the lists it takes whole and the whole blocks of
+ * the list it takes in part. */
+static uint64_t tail_pages(struct list **seq, int nseq, uint64_t want)
+{
+	uint64_t taken = 0;
+
+	for (int k = 0; k < nseq; k++) {
+		uint64_t pages = (uint64_t)seq[k]->n << seq[k]->order;
+
+		if (taken + pages >= want)
+			return (want - taken) & ((1ULL << seq[k]->order) - 1);
+		taken += pages;
+	}
+	return 0;
+}
+
 /* P(Binomial(n, p) >= k). */
 static double binom_tail(uint64_t n, double p, uint64_t k)
 {
@@ -512,6 +571,7 @@ int main(int argc, char **argv)
 	char *dump, *pti, *kpf, *pfns_raw;
 	uint64_t slots, ways, want, free_pages = 0, top_pages = 0, thp_pages = 0, short_by;
 	uint64_t buddy_missing = 0, blocks = 0, measured = 0, pcp_movable = 0;
+	uint64_t tail, whole, whole_short;
 	struct list *seq[MAXORD + 1];
 	int cpu, nseq = 0, thp;
 	char zone[16] = "", missing_example[96] = "-";
@@ -609,6 +669,14 @@ int main(int argc, char **argv)
 	       npfn ? (double)measured / npfn : 0, random);
 	printf(" predicted=%.6f", (double)predicted(seq, nseq, slots, ways, want) / want);
 	where_lost(seq, nseq, slots, ways, want);
+	/* The same up to the last whole block: the order a sort gives serves
+	 * every size at once, the block an allocation ends in is luck. */
+	tail = tail_pages(seq, nseq, want);
+	whole = want - tail;
+	printf(" tail_pages=%llu whole_pages=%llu whole_bound=%.6f whole_predicted=%.6f",
+	       (unsigned long long)tail, (unsigned long long)whole,
+	       whole ? lower_bound(seq, nseq, slots, ways, whole, &whole_short) / whole : 0,
+	       whole ? (double)predicted(seq, nseq, slots, ways, whole) / whole : 0);
 	printf(" short_pages=%llu free_pages=%llu order_top_share=%.4f thp_pages=%llu zone=%s cpu=%d",
 	       (unsigned long long)short_by, (unsigned long long)free_pages,
 	       free_pages ? (double)top_pages / free_pages : 0, (unsigned long long)thp_pages, zone, cpu);

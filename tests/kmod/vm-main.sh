@@ -22,10 +22,7 @@ km_round_report() {
 	done
 	km_sorted_ok "$log" "${r}_s4k"
 	km_sorted_ok "$log" "${r}_sthp"
-	# From the huge-page order up the lists are ordered for huge-page
-	# faults first: a base-page allocation of the whole cache, which
-	# gets that far, can lose a little to that (1.2 points seen).
-	km_sorted_ok "$log" "${r}_sfull" 2
+	km_sorted_tail_ok "$log" "${r}_sfull"
 	# The lists move between the sort and the dump: the guest takes the
 	# pair again, up to three times, while they are more than 16 pages or
 	# a fifth of the dump's count apart (pcp_agree in guest-main.sh); the
