@@ -398,6 +398,8 @@ km_sorted_ok() {
 km_sorted_tail_ok() {
 	local tail whole
 	tail=$(km_get "$1" "$2_tail_pages") whole=$(km_get "$1" "$2_whole_pages")
+	diag "$(printf '%-12s up to the last whole block: %s pages, sorted %s, bound %s; tail %s pages' "$2" \
+		"$whole" "$(km_get "$1" "$2_whole_predicted")" "$(km_get "$1" "$2_whole_bound")" "$tail")"
 	num_ok "$2: up to its last whole block ($whole pages) the sorted lists give within 1 point of the independent bound ($(km_get "$1" "$2_whole_predicted") vs $(km_get "$1" "$2_whole_bound"))" \
 		"$(km_get "$1" "$2_whole_predicted") <= $(km_get "$1" "$2_whole_bound") + 1 / 100"
 	num_ok "$2: sorted within 1 point and a tail of $tail pages of the independent bound ($(km_get "$1" "$2_conflict") vs $(km_get "$1" "$2_bound"))" \
