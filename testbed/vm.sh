@@ -388,22 +388,25 @@ km_sorted_ok() {
 }
 
 # km_sorted_tail_ok LOG NAME: the same for an allocation that must
-# overfill slots (the whole cache). A sort orders whole blocks, one order
-# for every allocation size; the block an allocation ends in is wherever
-# that order put it, and its first tail_pages pages can add up to twice
-# as many collisions (each page and the one it meets) as the block best
-# for this one size. So: up to the last whole block, the lists as sorted
-# are within a point of the bound for that many pages; the allocation as
-# measured, within a point plus that tail.
+# overfill slots (the whole cache), where a sort cannot reach the bound:
+# - it orders blocks once, greedily, for every allocation size; the
+#   cheapest choice for one size can pile blocks into few slot groups
+#   instead (a third page in a slot adds one collision, a second two),
+#   so up to the allocation's last whole block the sorted lists are held
+#   to 2 points of the bound for that many pages (1.2 seen);
+# - the block the allocation ends in is wherever that order put it: its
+#   first tail_pages pages can add up to twice as many collisions (each
+#   page and the one it meets) as the block best for this one size.
+# The allocation as measured is held to the sum of both.
 km_sorted_tail_ok() {
 	local tail whole
 	tail=$(km_get "$1" "$2_tail_pages") whole=$(km_get "$1" "$2_whole_pages")
 	diag "$(printf '%-12s up to the last whole block: %s pages, sorted %s, bound %s; tail %s pages' "$2" \
 		"$whole" "$(km_get "$1" "$2_whole_predicted")" "$(km_get "$1" "$2_whole_bound")" "$tail")"
-	num_ok "$2: up to its last whole block ($whole pages) the sorted lists give within 1 point of the independent bound ($(km_get "$1" "$2_whole_predicted") vs $(km_get "$1" "$2_whole_bound"))" \
-		"$(km_get "$1" "$2_whole_predicted") <= $(km_get "$1" "$2_whole_bound") + 1 / 100"
-	num_ok "$2: sorted within 1 point and a tail of $tail pages of the independent bound ($(km_get "$1" "$2_conflict") vs $(km_get "$1" "$2_bound"))" \
-		"$(km_get "$1" "$2_conflict") <= $(km_get "$1" "$2_bound") + 1 / 100 + 2 * $tail / ($whole + $tail)"
+	num_ok "$2: up to its last whole block ($whole pages) the sorted lists give within 2 points of the independent bound ($(km_get "$1" "$2_whole_predicted") vs $(km_get "$1" "$2_whole_bound"))" \
+		"$(km_get "$1" "$2_whole_predicted") <= $(km_get "$1" "$2_whole_bound") + 2 / 100"
+	num_ok "$2: sorted within 2 points and a tail of $tail pages of the independent bound ($(km_get "$1" "$2_conflict") vs $(km_get "$1" "$2_bound"))" \
+		"$(km_get "$1" "$2_conflict") <= $(km_get "$1" "$2_bound") + 2 / 100 + 2 * $tail / ($whole + $tail)"
 }
 
 # km_dmesg_bad LOG: kernel log lines (printed by the guest between
