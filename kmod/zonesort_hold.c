@@ -13,6 +13,7 @@
 #include <linux/atomic.h>
 #include <linux/errno.h>
 #include <linux/gfp.h>
+#include <linux/jiffies.h>
 #include <linux/migrate.h>
 #include <linux/mm.h>
 #include <linux/page_ref.h>
@@ -187,12 +188,19 @@ int zsh_hold(struct zsq_block *b, struct page *head)
 
 void zsh_release(struct zsq_block *b)
 {
+	unsigned long warn_at = jiffies + ZS_WAIT_WARN_S * HZ;
+
 	for (;;) {
 		zsh_put_pages(b);
 		if (!atomic_read(&b->balloon_pages))
 			break;
 		/* A page compaction is trying to move: it comes back when
 		 * zsh_migrate refuses, or goes if its pageblock was isolated. */
+		if (time_after(jiffies, warn_at)) {
+			pr_warn("block at pfn %#lx: waiting for %d page(s) a migration isolated\n",
+				b->pfn, atomic_read(&b->balloon_pages));
+			warn_at = jiffies + ZS_WAIT_WARN_S * HZ;
+		}
 		cond_resched();
 	}
 }

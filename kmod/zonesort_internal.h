@@ -16,6 +16,11 @@
  * off, a per-CPU list's lock, the quarantine's lock). */
 #define ZS_BATCH 256
 
+/* Seconds between the kernel-log lines of a wait on the kernel that has
+ * no bound of its own (pages a migration isolated): such waits keep
+ * scheduling, so the hung-task detector never names them. */
+#define ZS_WAIT_WARN_S 10
+
 /* Migratetype of pfn's pageblock, MIGRATE_ISOLATE when it is isolated
  * (zonesort_main.c). */
 int zs_pageblock_mt(unsigned long pfn);

@@ -52,6 +52,7 @@
 
 #include <linux/bsearch.h>
 #include <linux/gfp.h>
+#include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
@@ -1123,6 +1124,8 @@ cache:
 
 void zsq_exit(void)
 {
+	unsigned long warn_at;
+
 	if (!zsq_nodes)
 		return;
 	/* Removing the files waits for writers still inside them. */
@@ -1130,8 +1133,14 @@ void zsq_exit(void)
 	unregister_memory_notifier(&zsq_memory_nb);
 	zsq_shrinker_del();
 	zsq_release_all();
-	while (!zsq_reap())
+	warn_at = jiffies + ZS_WAIT_WARN_S * HZ;
+	while (!zsq_reap()) {
+		if (time_after(jiffies, warn_at)) {
+			pr_warn("unloading waits for block descriptors a page migration still uses\n");
+			warn_at = jiffies + ZS_WAIT_WARN_S * HZ;
+		}
 		schedule_timeout_uninterruptible(1);
+	}
 	kfree(zsq_nodes);
 	zsq_nodes = NULL;
 	kmem_cache_destroy(zsq_cache);
