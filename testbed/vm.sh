@@ -393,7 +393,7 @@ km_sorted_ok() {
 #   cheapest choice for one size can pile blocks into few slot groups
 #   instead (a third page in a slot adds one collision, a second two),
 #   so up to the allocation's last whole block the sorted lists are held
-#   to 2 points of the bound for that many pages (1.2 seen);
+#   to 2 points of the bound for that many pages;
 # - the block the allocation ends in is wherever that order put it: its
 #   first tail_pages pages can add up to twice as many collisions (each
 #   page and the one it meets) as the block best for this one size.

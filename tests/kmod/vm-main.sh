@@ -7,8 +7,9 @@
 # The pass mark of a sorted allocation is an independent lower bound
 # (zsbound, from the free lists dumped right before the allocation): no
 # order of the lists gives fewer collisions. The sort must come within
-# one point of it. Unsorted lists and random placement are reported
-# beside it.
+# one point of it, or for the whole cache, which must overfill slots,
+# within the allowance km_sorted_tail_ok explains. Unsorted lists and
+# random placement are reported beside it.
 
 # km_round_report LOG ROUND: asserts on one aging round.
 km_round_report() {
