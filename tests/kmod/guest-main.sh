@@ -232,11 +232,18 @@ M stress_reads="$(out stress_reads | tr ' ' ',')" stress_$(out hotplug | sed 's/
 step stats_end 10 cat $Z/stats
 cap stats_end stats_end
 M hold_max_ns=$(stat lock_hold_ns_max) vanished=$(stat blocks_vanished) walks_cut=$(stat walks_cut)
+# Unloading waits for the kernel to finish with the quarantine's pages.
+# Should it never end, the kernel's warnings and the blocked tasks'
+# stacks reach the console before the host gives up on the guest.
+bg unload_watch 300 sh -c 'sleep 60; echo 7 > /proc/sys/kernel/printk; echo 1 > /proc/sys/kernel/sysrq;
+	echo w > /proc/sysrq-trigger; echo l > /proc/sysrq-trigger; dmesg | tail -40 > /dev/console'
+watch=$BG
 step rmmod 30 rmmod zonesort
 step reload 30 insmod /zonesort.ko
 step reload_sort 60 zstest write $Z/nodeid 0
 M reload_sort=$(out reload_sort)
 step rmmod2 30 rmmod zonesort
+stop $watch
 
 M tainted=$(cat /proc/sys/kernel/tainted)
 # The whole kernel log; the host test looks for warnings in it.
