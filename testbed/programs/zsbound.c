@@ -244,18 +244,6 @@ static int cmp_slope(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* c[t] for t = 0..n: what t more pages on each of the size slots from
- * first cost, given their load. */
-static void group_costs(double *c, const uint32_t *load, uint64_t first, uint64_t size, uint64_t n,
-			uint64_t ways)
-{
-	for (uint64_t t = 0; t <= n; t++) {
-		c[t] = 0;
-		for (uint64_t s = first; s < first + size; s++)
-			c[t] += overflow(load[s] + t, ways);
-	}
-}
-
 /* c[t] for t = 0..n with the first r of the size slots from first
  * holding one page more: t whole blocks and the first r pages of one
  * more block (a block's pages are handed out lowest address first). */
@@ -267,6 +255,14 @@ static void group_costs_part(double *c, const uint32_t *load, uint64_t first, ui
 		for (uint64_t s = first; s < first + size; s++)
 			c[t] += overflow(load[s] + t + (s < first + r), ways);
 	}
+}
+
+/* c[t] for t = 0..n: what t more pages on each of the size slots from
+ * first cost, given their load. */
+static void group_costs(double *c, const uint32_t *load, uint64_t first, uint64_t size, uint64_t n,
+			uint64_t ways)
+{
+	group_costs_part(c, load, first, size, 0, n, ways);
 }
 
 /* The cheapest q whole blocks and, when r > 0, the first r pages of one
