@@ -22,8 +22,27 @@ export ST_LOG=$T/probe.log
 # scontrol.calls and exits $SC_EXIT, and a drain, a reboot request, its
 # cancellation or a resume of node7 changes node7's state (in node7.state),
 # the way slurmctld would. sinfo stand-in: prints $SI_NODES (lines of
-# node|partition|state|reason time|reason) with node7's line from
-# node7.state when there is one; calls in sinfo.calls.
+# node|partition|state|reason time|reason, the time in slurmctld's
+# standard format) with node7's line from node7.state when there is one,
+# each time in the format SLURM_TIME_FORMAT asks for, as sinfo does; calls
+# in sinfo.calls. Faults: each scontrol (not listpids) and sinfo call takes
+# the first line of sc.schedule or si.schedule when there is one: "fail"
+# (refused, no effect), "commit-fail" (the change is made, then the call
+# fails), "sleep N" (the change is made, the answer comes N s later),
+# "sleep-first N" (waits N s before the change), "admin" (sinfo only: an
+# administrator has just drained node7 with a reason of their own), "ok"
+# or nothing. Once node7 is drained, sinfo adds $SI_NODES_AFTER_DRAIN
+# (other nodes' drains it sees only from then on). Times: scontrol writes
+# when it answered to sc.answered, sinfo when it was asked to si.asked.
+cat > "$T/fault" <<'EOF'
+# fault SCHEDULE: the next fault of SCHEDULE into FAULT and FAULT_ARG.
+fault() {
+	FAULT=ok FAULT_ARG=
+	[ -s "$1" ] || return 0
+	read -r FAULT FAULT_ARG < "$1"
+	sed -i 1d "$1"
+}
+EOF
 cat > "$T/squeue" <<'EOF'
 #!/bin/bash
 echo "$*" >> "${0%/*}/squeue.calls"
@@ -41,8 +60,12 @@ if [ "$1" = listpids ]; then
 	for j in $LP_JOBS; do echo "$((pid += 1))    $j        batch    0       0"; echo "$((pid += 1))    $j        0        -       -"; done
 	exit 0
 fi
+. "${0%/*}/fault"
+fault "${0%/*}/sc.schedule"
 printf '%s\n' "$*" >> "${0%/*}/scontrol.calls"
 [ "${SC_EXIT:-0}" = 0 ] || { echo "scontrol: error: RebootProgram isn't defined" >&2; exit "$SC_EXIT"; }
+[ "$FAULT" = fail ] && { echo "scontrol: error: Unable to contact slurm controller" >&2; exit 1; }
+[ "$FAULT" = sleep-first ] && sleep "$FAULT_ARG"
 state=${0%/*}/node7.state now=$(date +%Y-%m-%dT%H:%M:%S)
 case "$1 $3 $4" in
 "update state=drain reason="*) [ "$2" = nodename=node7 ] && echo "node7|debug*|drain|$now|${4#reason=}" > "$state" ;;
@@ -50,15 +73,46 @@ case "$1 $3 $4" in
 "reboot nextstate=RESUME reason="*) [ "$5" = node7 ] && echo "node7|debug*|drng@|$now|${4#reason=}" > "$state" ;;
 "cancel_reboot  ") [ "$2" = node7 ] && sed -i 's/@//' "$state" ;;
 esac
+[ "$FAULT" = sleep ] && sleep "$FAULT_ARG"
+date +%s.%N > "${0%/*}/sc.answered"
+[ "$FAULT" = commit-fail ] && { echo "scontrol: error: Socket timed out on send/recv operation" >&2; exit 1; }
 exit 0
 EOF
 cat > "$T/sinfo" <<'EOF'
 #!/bin/bash
+. "${0%/*}/fault"
+fault "${0%/*}/si.schedule"
 echo "$*" >> "${0%/*}/sinfo.calls"
+date +%s.%N >> "${0%/*}/si.asked"
 [ "${SI_EXIT:-0}" = 0 ] || { echo "sinfo: error: Unable to contact slurm controller" >&2; exit "$SI_EXIT"; }
+[ "$FAULT" = fail ] && { echo "sinfo: error: Socket timed out on send/recv operation" >&2; exit 1; }
+[ "$FAULT" = sleep-first ] && sleep "$FAULT_ARG"
 state=${0%/*}/node7.state
-printf '%s\n' "${SI_NODES:-node7|debug*|idle|Unknown|none}" |
-	if [ -s "$state" ]; then awk -F'|' -v s="$(cat "$state")" '$1 == "node7" { print s; next } { print }'; else cat; fi
+[ "$FAULT" = admin ] && echo "node7|debug*|drain|$(date +%Y-%m-%dT%H:%M:%S)|bad DIMM, ticket 42" > "$state"
+# -n NODE: that node only; -o: the fields asked for.
+only= fmt=
+while [ $# -gt 0 ]; do case $1 in -n) only=$2; shift ;; -o) fmt=$2; shift ;; esac; shift; done
+{ printf '%s\n' "${SI_NODES:-node7|debug*|idle|Unknown|none}"
+  [ -s "$state" ] && [ -n "${SI_NODES_AFTER_DRAIN:-}" ] && printf '%s\n' "$SI_NODES_AFTER_DRAIN"; } |
+	if [ -s "$state" ]; then awk -F'|' -v s="$(cat "$state")" '$1 == "node7" { print s; next } { print }'; else cat; fi |
+	while IFS='|' read -r n p st t r; do
+		[ -z "$only" ] || [ "$n" = "$only" ] || continue
+		if [ "$t" != Unknown ]; then
+			case ${SLURM_TIME_FORMAT:-standard} in
+			standard) ;;
+			relative) t=$(date -d "$t" '+%b %d %H:%M') ;;
+			*) t=$(date -d "$t" "+$SLURM_TIME_FORMAT") ;;
+			esac
+		fi
+		case $fmt in
+		'%N|%P|%t|%H|%E') echo "$n|$p|$st|$t|$r" ;;
+		'%t|%H|%E') echo "$st|$t|$r" ;;
+		'%t|%E') echo "$st|$r" ;;
+		*) echo "sinfo stand-in: unexpected -o '$fmt'" >&2; exit 2 ;;
+		esac
+	done
+[ "$FAULT" = sleep ] && sleep "$FAULT_ARG"
+exit 0
 EOF
 chmod +x "$T/squeue" "$T/scontrol" "$T/sinfo"
 echo "11111111-2222-3333-4444-555555555555" > "$T/boot_id"
@@ -219,8 +273,10 @@ like "$(cat "$ST_LOG")" "size=12GiB numa=0 threads=4" "-t sets OMP_NUM_THREADS, 
 like "$STREAM_TRIAD_REASON" "4 threads" "the reason uses the threads the probe reports"
 
 # --- malformed arguments: each fails, names itself, and runs no probe -------------
+# A die message carries no single quote (NHC evals it inside single
+# quotes): the check's 'value' comes out as "value".
 bad() {	# description pattern args...
-	local desc=$1 pat=$2 before
+	local desc=$1 pat=${2//\'/\"} before
 	shift 2
 	before=$(probe_runs)
 	run "$@"
@@ -266,7 +322,7 @@ like "$DIE_MSG" "^check_hw_stream_triad:  " "messages start with the check's nam
 
 # --- never a false pass: every way the probe can fail --------------------------
 failing() {	# description pattern [VAR=value...] -- args...
-	local desc=$1 pat=$2
+	local desc=$1 pat=${2//\'/\"}
 	shift 2
 	local -a envs=( )
 	while [ "$1" != -- ]; do envs+=( "$1" ); shift; done
@@ -410,7 +466,7 @@ for bad in "-k x" "-k 11" "-k -1" "-w abc" "-w 601" "-B 0" "-B 21" "-G 0" "-G 0%
 	: > "$ST_LOG"
 	run -m 30 "$1" "$2"
 	is "$RC/$DIE_RC/$(probe_runs)" "1/1/0" "$bad: rejected before measuring"
-	like "$DIE_MSG" "$1: '$2' is not a .*; expected " "$bad: the message names the value and what is accepted"
+	like "$DIE_MSG" "$1: \"$2\" is not a .*; expected " "$bad: the message names the value and what is accepted"
 done
 
 # --- confirmation: a low measurement is measured again before the node fails ---------------
@@ -462,12 +518,16 @@ is "$RC/$STREAM_TRIAD_VERDICT" "0/pass" "-p 80: 25 then 38 GB/s against the base
 ST_BEST=25 run -p 80 -k 1 -w 0
 like "$DIE_MSG" "triad 25 GB/s < 80% of post-boot 40 GB/s \(2 threads, 768 MiB\), confirmed: 25 GB/s" "25 twice fails"
 
-# A cached measurement (a second check line) is not confirmed again.
+# A second check line shares the first one's measurement; a figure that
+# fails its own, higher limit is confirmed by runs of its own.
 nhc_stream_triad_reset
 : > "$ST_LOG"
-ST_BEST=10 check_hw_stream_triad -m 30 -k 1 -w 0
-ST_BEST=10 check_hw_stream_triad -m 25 -k 1 -w 0
-is "$(probe_runs)" 2 "a second check line reuses the confirmed measurement"
+printf '%s\n' 35 45 > "$SEQ"
+DIE_RC=''
+ST_BEST_SEQ=$SEQ check_hw_stream_triad -m 30 -k 1 -w 0
+ST_BEST_SEQ=$SEQ check_hw_stream_triad -m 40 -k 1 -w 0
+is "$?/$DIE_RC/$(probe_runs)" "0//2" "35 GB/s passes -m 30; against -m 40 it is confirmed first (45 GB/s): passes"
+is "$(last_hist | jq -c '[.cached, .confirm_gbs]')" "[true,[45]]" "the history shows the shared figure and its confirmation"
 
 # --- post-boot baseline: the median of the first -B good runs ------------------------------
 echo "dddddddd-2222-3333-4444-555555555555" > "$T/boot_id"
@@ -494,94 +554,204 @@ ST_BEST=42 run -p 80 -B 3
 is "$(jq -c '.entries["threads=2,size=805306368,numa=0"] | [.runs, .triad_best_gbs]' "$BFILE")" "[2,42]" \
 	"an older baseline without samples counts as one run"
 
-# --- drain guard: drain, count in slurmctld's order, release beyond the limit ----------
+# --- drain guard: count, drain, count again in slurmctld's order, release beyond the limit ----
 reason="NHC: check_hw_stream_triad:  triad 10 GB/s < 30 GB/s"
 NODES4="node7|debug*|idle|Unknown|none
 n1|debug*|drain|2020-01-01T00:00:00|$reason
-n2|debug*|drng@|2020-01-02T00:00:00|$reason
+n2|debug*|drng@|2020-01-02T00:00:00|zonesort: check_hw_stream_triad:  triad 9 GB/s < 30 GB/s
 n3|debug*|drain|2020-01-01T00:00:00|maintenance by admin"
 node7() { if [ -s "$T/node7.state" ]; then cut -d'|' -f3 "$T/node7.state"; else echo idle; fi; }
-: > "$T/sinfo.calls"
-: > "$T/scontrol.calls"
-run -m 30 -G 1
+node7_reason() { if [ -s "$T/node7.state" ]; then cut -d'|' -f5 "$T/node7.state"; else echo none; fi; }
+# guard_run ARGS...: a check with fresh call logs and fault schedules.
+guard_run() {
+	: > "$T/sinfo.calls"; : > "$T/scontrol.calls"; : > "$T/si.asked"
+	rm -f "$T/sc.schedule" "$T/si.schedule" "$T/sc.answered"
+	[ -n "${SC_FAULTS:-}" ] && printf '%s\n' $SC_FAULTS | sed 's/_/ /' > "$T/sc.schedule"
+	[ -n "${SI_FAULTS:-}" ] && printf '%s\n' $SI_FAULTS | sed 's/_/ /' > "$T/si.schedule"
+	run "$@"
+}
+sc_calls() { tr '\n' ';' < "$T/scontrol.calls"; }
+drain7="update nodename=node7 state=drain reason=NHC: check_hw_stream_triad:  triad 10 GB/s < 30 GB/s (2 threads, 768 MiB)"
+
+guard_run -m 30 -G 1
 is "$(cat "$T/sinfo.calls")$(cat "$T/scontrol.calls")" "" "a passing check asks slurmctld nothing"
-SI_NODES=$NODES4 ST_BEST=10 run -m 30 -G 3
-is "$RC/$DIE_RC/$STREAM_TRIAD_VERDICT" "1/1/fail" "-G 3: two nodes drained before it (the admin's drain does not count): fails"
-is "$(cat "$T/scontrol.calls")" "update nodename=node7 state=drain reason=NHC: check_hw_stream_triad:  triad 10 GB/s < 30 GB/s (2 threads, 768 MiB)" \
-	"the guard drains the node itself first, with the check's reason"
+SI_NODES=$NODES4 ST_BEST=10 guard_run -m 30 -G 3
+is "$RC/$DIE_RC/$STREAM_TRIAD_VERDICT" "1/1/fail" "-G 3: n1 and n2 drained for this check (through NHC and the runner), the admin's n3 not: fails"
+is "$(cat "$T/scontrol.calls")" "$drain7" "the guard drains the node itself, with the check's reason"
 is "$(node7)/$STREAM_TRIAD_DRAINED" "drain/1" "node7 stays drained, and the runner is told not to drain again"
 is "$(head -1 "$T/sinfo.calls")" "-h -N -o %N|%P|%t|%H|%E" "sinfo lists each node's state, reason time and reason"
 is "$(wc -l < "$T/sinfo.calls")" 2 "once before the drain, once after it"
 is "$(last_hist | jq -c '[.verdict, .guard_drained, .guard_nodes, .guard_limit]')" '["fail",2,4,3]' "the history has the counts"
+is "$DIE_MSG" "${drain7#*reason=NHC: }" "the check dies with the reason it drained with (NHC marks the same, its stamp stays)"
 
-: > "$T/scontrol.calls"
-SI_NODES=$NODES4 ST_BEST=10 run -m 30 -G 2 -r yes
+SI_NODES=$NODES4 ST_BEST=10 guard_run -m 30 -G 2 -r yes
 is "$RC/$DIE_RC/$STREAM_TRIAD_VERDICT" "0//held" "two nodes drained before it, -G 2: held (no die, NHC marks nothing)"
+is "$(sc_calls)" "" "beyond the limit already: neither a drain nor a reboot request"
 like "$LOG_MSG" "HELD: triad 10 GB/s < 30 GB/s \(2 threads, 768 MiB\); held, not drained: 2 of 4 nodes \(cluster\) already drained or rebooting for check_hw_stream_triad, limit -G 2" \
 	"logged loudly with the counts and the limit"
-is "$(cat "$T/scontrol.calls")" "reboot ASAP nextstate=RESUME reason=NHC: check_hw_stream_triad:  triad 10 GB/s < 30 GB/s (2 threads, 768 MiB) node7
-cancel_reboot node7
-update nodename=node7 state=resume" "-r yes: the reboot request was the drain; beyond the limit it is cancelled and the node resumed"
-is "$(node7)/$STREAM_TRIAD_REBOOT_REQUESTED/$STREAM_TRIAD_DRAINED" "idle/0/0" "node7 is back in service, no reboot pending"
-is "$(last_hist | jq -c '[.verdict, .guard_drained, .guard_nodes, .guard_limit, .guard_released]')" '["held",2,4,2,true]' \
-	"the history says held, with the counts and the release"
-SI_NODES=$NODES4 ST_BEST=10 run -m 30 -G 50%
+is "$(last_hist | jq -c '[.verdict, .guard_drained, .guard_nodes, .guard_limit, .guard_hold]')" '["held",2,4,2,"limit"]' \
+	"the history says held, with the counts and the cause"
+SI_NODES=$NODES4 ST_BEST=10 guard_run -m 30 -G 50%
 is "$STREAM_TRIAD_VERDICT/$(node7)" held/idle "-G 50%: 2 of 4 nodes is the limit: held"
-SI_NODES=$NODES4 ST_BEST=10 run -m 30 -G 75%
+SI_NODES=$NODES4 ST_BEST=10 guard_run -m 30 -G 75%
 is "$STREAM_TRIAD_VERDICT/$(node7)" fail/drain "-G 75%: the limit is 3 nodes: fails, drained"
-: > "$T/scontrol.calls"
-SI_NODES="node7|debug*|drain|2020-01-03T00:00:00|$reason
-n1|debug*|drain|2020-01-04T00:00:00|$reason" ST_BEST=10 run -m 30 -G 1
+
+# Another node drained in the same second, seen only after the drain: it
+# comes first (same stamp, name n0 < node7), and node7 releases itself.
+now=$(date +%Y-%m-%dT%H:%M:%S)
+SI_NODES="node7|debug*|idle|Unknown|none
+n1|debug*|drain|2020-01-01T00:00:00|$reason" SI_NODES_AFTER_DRAIN="n0|debug*|drain|$now|$reason" \
+	ST_BEST=10 guard_run -m 30 -G 2 -r yes
+is "$STREAM_TRIAD_VERDICT/$(node7)" held/idle "a node stamped in the same second, first by name, comes to light after the settling pause: held"
+is "$(sc_calls)" "reboot ASAP nextstate=RESUME reason=NHC: check_hw_stream_triad:  triad 10 GB/s < 30 GB/s (2 threads, 768 MiB) node7;cancel_reboot node7;update nodename=node7 state=resume;" \
+	"-r yes: the reboot request was the drain; beyond the limit it is cancelled and the node resumed"
+is "$STREAM_TRIAD_REBOOT_REQUESTED/$STREAM_TRIAD_DRAINED" "0/0" "no reboot pending, nothing drained"
+is "$(last_hist | jq -c '[.verdict, .guard_drained, .guard_limit, .guard_hold, .guard_release]')" '["held",2,2,"limit","done"]' \
+	"the history says held, and that the release is done"
+
+# The order is slurmctld's time, whatever the caller's SLURM_TIME_FORMAT:
+# "relative" times ("Oct 01 ..." after "Nov 28 ...") do not compare as text.
+SI_NODES="node7|debug*|idle|Unknown|none
+n1|debug*|drain|2020-02-01T00:00:00|$reason
+n2|debug*|drain|2020-10-01T00:00:00|$reason" SI_NODES_AFTER_DRAIN='' SLURM_TIME_FORMAT=relative ST_BEST=10 guard_run -m 30 -G 2
+is "$STREAM_TRIAD_VERDICT/$(last_hist | jq -r .guard_drained)" held/2 "SLURM_TIME_FORMAT=relative in the environment: both earlier drains still count before node7"
+
+# The settling pause runs from slurmctld's answer to the drain, however long
+# that answer took (a drain committed late must not list too early).
+SI_NODES=$NODES4 SC_FAULTS="sleep_1.5" ST_BEST=10 STREAM_TRIAD_SETTLE=1 guard_run -m 30 -G 3
+gap=$(awk -v a="$(cat "$T/sc.answered")" -v b="$(tail -1 "$T/si.asked")" 'BEGIN { printf "%.2f", b - a }')
+num_ok "a drain answered 1.5 s late: the second listing comes $gap s after the answer (settle 1 s)" "$gap >= 1"
+
+# A node already out of service: one drained earlier by this check keeps
+# its place and fails again with its old reason; anything else is left.
+SI_NODES="node7|debug*|drain|2020-01-03T00:00:00|$reason (2 threads, 768 MiB)
+n1|debug*|drain|2020-01-04T00:00:00|$reason" ST_BEST=12 guard_run -m 30 -G 1
 is "$STREAM_TRIAD_VERDICT/$STREAM_TRIAD_DRAINED" fail/1 "the node itself, drained earlier by this check, keeps its place"
-is "$(cat "$T/scontrol.calls")" "" "and is not drained again (its reason time stays)"
+is "$(sc_calls)" "" "and is not drained again"
+is "$DIE_MSG" "check_hw_stream_triad:  triad 10 GB/s < 30 GB/s (2 threads, 768 MiB)" \
+	"it fails with its old reason (12 GB/s now): NHC re-marks the same text, and slurmctld keeps the stamp"
+is "$(last_hist | jq -r .reason)" "triad 12 GB/s < 30 GB/s (2 threads, 768 MiB)" "the history has today's figure"
 SI_NODES="node7|p1|idle|Unknown|none
 n1|p1|idle|Unknown|none
 n2|p2|drain|2020-01-01T00:00:00|$reason
-n3|p2|drain|2020-01-01T00:00:00|$reason" ST_BEST=10 run -m 30 -G 1 -g partition
+n3|p2|drain|2020-01-01T00:00:00|$reason" ST_BEST=10 guard_run -m 30 -G 1 -g partition
 is "$STREAM_TRIAD_VERDICT" fail "-g partition: drained nodes of another partition do not count"
 SI_NODES="node7|p1|idle|Unknown|none
 n1|p1|idle|Unknown|none
 n2|p2|drain|2020-01-01T00:00:00|$reason
-n3|p2|drain|2020-01-01T00:00:00|$reason" ST_BEST=10 run -m 30 -G 1 -g cluster
+n3|p2|drain|2020-01-01T00:00:00|$reason" ST_BEST=10 guard_run -m 30 -G 1 -g cluster
 is "$STREAM_TRIAD_VERDICT" held "-g cluster: they do"
-: > "$T/scontrol.calls"
-SI_EXIT=1 ST_BEST=10 run -m 30 -G 1
-is "$STREAM_TRIAD_VERDICT/$(cat "$T/scontrol.calls")" fail/ "sinfo failing: the check fails as without a guard (the runner drains)"
-like "$LOG_MSG" "cannot count drained nodes \(-G 1\): sinfo: error: Unable to contact" "and logs why it could not count"
-SI_NODES=$NODES4 ST_BEST=10 run -m 30 -G off
-is "$STREAM_TRIAD_VERDICT/$(node7)" fail/idle "-G off: no guard (NHC or the runner drains)"
-: > "$T/scontrol.calls"
-SI_NODES=$NODES4 ST_BEST=10 STREAM_TRIAD_DRY_RUN=1 run -m 30 -G 2
-is "$STREAM_TRIAD_VERDICT/$(cat "$T/scontrol.calls")" held/ "a dry run counts as if drained last, and drains nothing"
+SI_NODES=$NODES4 ST_BEST=10 guard_run -m 30 -G off
+is "$STREAM_TRIAD_VERDICT/$(node7)/$(sc_calls)" fail/idle/ "-G off: no guard (NHC or the runner drains)"
+
+# --- the guard fails closed: when Slurm cannot answer, nothing is drained ---------------
+STREAM_TRIAD_SLURM_TIMEOUT=1
+SI_EXIT=1 ST_BEST=10 guard_run -m 30 -G 1
+is "$STREAM_TRIAD_VERDICT/$(sc_calls)" held/ "sinfo failing: held, no drain"
+like "$STREAM_TRIAD_REASON" "held, not drained: guard unavailable: sinfo failed \(sinfo: error: Unable to contact slurm controller\)" \
+	"the reason names what failed"
+is "$(last_hist | jq -r .guard_hold)" unavailable "the history says the guard was unavailable"
+SI_NODES=$NODES4 SI_FAULTS="sleep-first_3" ST_BEST=10 guard_run -m 30 -G 3
+is "$STREAM_TRIAD_VERDICT/$(sc_calls)" held/ "sinfo not answering within its time limit: held, no drain"
+like "$STREAM_TRIAD_REASON" "guard unavailable: sinfo failed \(no answer within 1 s\)" "said so"
+SI_NODES="n1|debug*|idle|Unknown|none" ST_BEST=10 guard_run -m 30 -G 3
+like "$STREAM_TRIAD_VERDICT/$STREAM_TRIAD_REASON" "^held/.*guard unavailable: sinfo does not list node7" "a node sinfo does not know: held"
+SI_NODES=$NODES4 SC_FAULTS="fail" ST_BEST=10 guard_run -m 30 -G 3
+is "$STREAM_TRIAD_VERDICT/$(node7)" held/idle "the drain refused: held, in service"
+like "$STREAM_TRIAD_REASON" "guard unavailable: scontrol update failed \(scontrol: error: Unable to contact" "naming the refusal"
+is "$(sc_calls)" "$drain7;" "nothing to undo: the drain was never made"
+SI_NODES=$NODES4 SC_FAULTS="commit-fail" ST_BEST=10 guard_run -m 30 -G 3
+is "$STREAM_TRIAD_VERDICT/$(node7)" held/idle "a drain made but reported failed: held, and the drain undone"
+is "$(sc_calls)" "$drain7;update nodename=node7 state=resume;" "by a resume"
+is "$(last_hist | jq -c '[.guard_hold, .guard_release]')" '["unavailable","done"]' "the history says so"
+SI_NODES=$NODES4 SC_FAULTS="sleep-first_3" ST_BEST=10 guard_run -m 30 -G 3
+is "$STREAM_TRIAD_VERDICT/$(node7)" held/idle "a drain that does not answer within its time limit: held, in service"
+SI_NODES=$NODES4 SI_FAULTS="ok fail" ST_BEST=10 guard_run -m 30 -G 3
+is "$STREAM_TRIAD_VERDICT/$(node7)" held/idle "the second listing failing: the drain is undone, held"
+like "$STREAM_TRIAD_REASON" "guard unavailable: sinfo failed after the drain" "said so"
+
+# A release Slurm refuses goes on in the background until it is done.
+guard_bg() { pgrep -f zonesort-guard-release > /dev/null; }
+node7_idle() { [ "$(node7)" = idle ]; }
+SI_NODES="node7|debug*|idle|Unknown|none
+n1|debug*|drain|2020-01-01T00:00:00|$reason" SI_NODES_AFTER_DRAIN="n0|debug*|drain|$now|$reason" \
+	SC_FAULTS="ok fail" ST_BEST=10 guard_run -m 30 -G 2
+is "$STREAM_TRIAD_VERDICT/$(last_hist | jq -r .guard_release)" held/pending "the resume refused: held, the release pending"
+like "$STREAM_TRIAD_REASON" "release pending" "the reason says so"
+ok "the background release resumes node7" wait_for 20 node7_idle
+no_guard_bg() { ! guard_bg; }
+ok "and ends" wait_for 20 no_guard_bg
+# ... but never undoes what someone else did meanwhile.
+SI_NODES="node7|debug*|idle|Unknown|none
+n1|debug*|drain|2020-01-01T00:00:00|$reason" SI_NODES_AFTER_DRAIN="n0|debug*|drain|$now|$reason" \
+	SC_FAULTS="ok fail fail fail" ST_BEST=10 guard_run -m 30 -G 2
+is "$(last_hist | jq -r .guard_release)" pending "the resume refused again"
+printf '%s\n' "node7|debug*|drain|$(date +%Y-%m-%dT%H:%M:%S)|bad DIMM, ticket 42" > "$T/node7.state"
+sleep 4
+ok "the background release ends on a node an administrator drained meanwhile" wait_for 20 no_guard_bg
+is "$(node7)/$(node7_reason)" "drain/bad DIMM, ticket 42" "and leaves it drained with the administrator's reason"
+rm -f "$T/node7.state"
+SI_NODES=$NODES4 SI_FAULTS="ok admin" ST_BEST=10 guard_run -m 30 -G 3
+is "$(node7)/$(node7_reason)" "drain/bad DIMM, ticket 42" "an administrator's drain made during the guard's pause is left as it is"
+is "$(sc_calls)" "$drain7;" "no release was tried"
+like "$STREAM_TRIAD_VERDICT/$STREAM_TRIAD_REASON" "^held/.*node7 changed while the guard ran \(drain, bad DIMM, ticket 42\); left as it is" "the check says so"
+STREAM_TRIAD_SLURM_TIMEOUT=2
+
+# --- dry runs: NHC's MARK_OFFLINE=0 and the runner's -d count, never drain -----------------
+SI_NODES=$NODES4 ST_BEST=10 STREAM_TRIAD_DRY_RUN=1 guard_run -m 30 -G 2
+is "$STREAM_TRIAD_VERDICT/$(sc_calls)" held/ "a dry run counts as if drained last, and drains nothing"
+SI_NODES=$NODES4 ST_BEST=10 STREAM_TRIAD_DRY_RUN=1 guard_run -m 30 -G 3 -r yes
+is "$STREAM_TRIAD_VERDICT/$(sc_calls)" fail/ "under the limit it fails (would drain) and still asks nothing of slurmctld"
+SI_NODES=$NODES4 ST_BEST=10 NHC_PID=$$ MARK_OFFLINE=0 guard_run -m 30 -G 3 -r yes
+is "$STREAM_TRIAD_VERDICT/$(sc_calls)" fail/ "under NHC with MARK_OFFLINE=0: no drain, no reboot request"
+SI_NODES=$NODES4 ST_BEST=10 NHC_PID=$$ MARK_OFFLINE=0 guard_run -m 30 -G off -r yes
+is "$(sc_calls)" "" "not even without the guard"
+SI_NODES=$NODES4 ST_BEST=10 NHC_PID=$$ NHC_RM=pbs guard_run -m 30 -G 3
+like "$STREAM_TRIAD_VERDICT/$STREAM_TRIAD_REASON" "^held/.*guard unavailable: NHC_RM is \"pbs\"" "NHC for another resource manager: the guard cannot count, held"
 
 # The order: the time slurmctld stamped on the reason, then the node name.
 NODE=node7 GUARD=3 GUARD_SCOPE=cluster
-order=$(printf '%s\n' "node7|d|drain|2030-05-05T10:00:05|$reason" "a1|d|drain|2030-05-05T10:00:05|$reason" \
-	"z9|d|drng|2030-05-05T10:00:05|$reason" "b2|d|drain@|2030-05-05T10:00:04|$reason" \
-	"c3|d|drain|2030-05-05T10:00:06|$reason" "d4|d|idle|2030-05-05T10:00:01|$reason" \
-	"e5|d|drain|2030-05-05T10:00:01|maintenance" | nhc_stream_triad_guard_rank)
-is "${order%%|*}" "2 7 3 drain" "ahead of node7: b2 (a second earlier) and a1 (same second, name first); not z9, c3, the idle d4, the admin's e5"
+order=$(printf '%s\n' "node7|d|drain|1900000005|$reason" "a1|d|drain|1900000005|$reason" \
+	"z9|d|drng|1900000005|$reason" "b2|d|drain@|1900000004|zonesort: check_hw_stream_triad:  x" \
+	"c3|d|drain|1900000006|$reason" "d4|d|idle|1900000001|$reason" \
+	"e5|d|drain|1900000001|maintenance" "f6|d|drain|999999999|$reason" | nhc_stream_triad_guard_rank)
+is "${order%%|*}" "3 8 3 drain" "ahead of node7: f6 (a digit fewer, earlier), b2 (a second earlier, the runner's), a1 (same second, name first); not z9, c3, the idle d4, the admin's e5"
 
 # Errors go through the guard too, with "error" in the reason.
-: > "$T/scontrol.calls"
-SI_NODES=$NODES4 ST_EXIT=3 ST_STDERR="cannot allocate" run -m 30 -G 3
+SI_NODES=$NODES4 ST_EXIT=3 ST_STDERR="cannot allocate" guard_run -m 30 -G 3
 is "$RC/$STREAM_TRIAD_VERDICT/$(node7)" "1/error/drain" "a failure to measure under the limit: error, drained"
-is "$(cat "$T/scontrol.calls")" "update nodename=node7 state=drain reason=NHC: check_hw_stream_triad:  error: stand-in-stream-triad could not measure (exit 3): stream-triad: cannot allocate" \
+is "$(sc_calls)" "update nodename=node7 state=drain reason=NHC: check_hw_stream_triad:  error: stand-in-stream-triad could not measure (exit 3): stream-triad: cannot allocate;" \
 	"the drain reason says error"
-SI_NODES=$NODES4 ST_EXIT=3 run -m 30 -G 2 -r yes
+SI_NODES=$NODES4 ST_EXIT=3 guard_run -m 30 -G 2 -r yes
 is "$STREAM_TRIAD_VERDICT/$(node7)" "held/idle" "a failure to measure beyond the limit is held"
 like "$STREAM_TRIAD_REASON" "^error: stand-in-stream-triad could not measure \(exit 3\); held, not drained: 2 of 4" "its reason says error and held"
-unlike "$(cat "$T/scontrol.calls")" "reboot" "an error asks for no reboot"
-SI_NODES=$NODES4 run -m 30 -P "$T/nope" -G 2
+unlike "$(sc_calls)" "reboot" "an error asks for no reboot"
+SI_NODES=$NODES4 guard_run -m 30 -P "$T/nope" -G 2
 is "$STREAM_TRIAD_VERDICT/$(node7)" "held/idle" "a missing probe beyond the limit is held"
-SI_NODES=$NODES4 run -m abc -G 2
+SI_NODES=$NODES4 guard_run -m abc -G 2
 is "$STREAM_TRIAD_VERDICT/$(node7)" "held/idle" "a bad option beyond the limit is held"
 like "$STREAM_TRIAD_REASON" "^error: -m: 'abc' is not a bandwidth" "naming the option"
-SI_NODES=$NODES4 STREAM_TRIAD_GUARD=5% run -m abc -G x
+SI_NODES=$NODES4 STREAM_TRIAD_GUARD=5% guard_run -m abc -G x
 is "$STREAM_TRIAD_VERDICT/$(last_hist | jq -r .guard_limit)" "held/1" "a bad -G itself: the guard's default (5%: 1 of 4 nodes) holds"
-SI_NODES=$NODES4 STREAM_TRIAD_CONFIG_ERROR="zonesort-health-check: unknown option -x" run -m 30 -G 3
+SI_NODES=$NODES4 STREAM_TRIAD_CONFIG_ERROR="zonesort-health-check: unknown option -x" guard_run -m 30 -G 3
 is "$STREAM_TRIAD_VERDICT/$(node7)" "error/drain" "an error of the runner's options file is the check's error"
 is "$DIE_MSG" "check_hw_stream_triad:  error: zonesort-health-check: unknown option -x" "named as such"
+
+# A probe's message in single quotes: NHC marks the node offline through
+# eval $OFFLINE_NODE "'$HOSTNAME'" "'$*'", which a single quote breaks.
+ST_EXIT=3 ST_STDERR="'Segmentation fault' (core dumped)" guard_run -m 30 -G off
+unlike "$DIE_MSG" "'" "a die message carries no single quote"
+like "$DIE_MSG" '"Segmentation fault" \(core dumped\)' "the probe's words are kept, in double quotes"
+is "$(eval echo "'node7'" "'$DIE_MSG'" 2>&1)" "node7 $DIE_MSG" "NHC's eval of it gives the message back"
+
+# A check whose parts are not all loaded holds the node: it can judge
+# nothing, and a broken installation is the same on every node.
+unset -f nhc_stream_triad_guard
+SI_NODES=$NODES4 ST_BEST=10 guard_run -m 30 -G 3
+is "$RC/$DIE_RC/$STREAM_TRIAD_VERDICT/$(sc_calls)" "0//held/" "without stream_triad_guard.nhc: held, nothing drained"
+like "$STREAM_TRIAD_REASON" "parts of the check are not loaded \(stream_triad_guard.nhc, beside stream_triad.nhc\)" "naming the file"
+like "$LOG_MSG" "HELD: " "loudly"
+. "$ZS_NHC_DIR/stream_triad_guard.nhc"
 
 # --- errors and confirmations: retried like a low figure -------------------------------------
 cat > "$T/flaky" <<EOF
@@ -612,22 +782,47 @@ is "$RC/$STREAM_TRIAD_VERDICT" "1/error" "10 GB/s, then the confirmation cannot 
 like "$DIE_MSG" "error: triad 10 GB/s < 30 GB/s .*, not confirmed: 1 of 2 runs could not measure \(flaky2 could not measure" "naming both"
 is "$(last_hist | jq -c '[.verdict, .confirm_gbs, .confirm_errors]')" '["error",[],1]' "confirm_gbs holds only figures that were measured"
 
-# --- the time budget: the worst case fits NHC's TIMEOUT or the options are refused --------
-STREAM_TRIAD_BUDGET=30
+# --- the time budget: the worst case fits, or the options are refused --------------------
+STREAM_TRIAD_BUDGET=30 STREAM_TRIAD_SETTLE=2
 : > "$ST_LOG"
 run -m 30 -T 20 -k 2 -w 3
-is "$RC/$STREAM_TRIAD_VERDICT/$(probe_runs)" "1/error/0" "-T 20 -k 2 -w 3 with NHC's default TIMEOUT of 30 s: refused before measuring"
-is "$DIE_MSG" "check_hw_stream_triad:  error: the check can take 85 s ((k+1)*(T+1) + k*W + 16 with -k 2 -T 20 -w 3), over its time budget of 30 s (-L; NHC's TIMEOUT when NHC runs it): lower -T, -k or -w, or raise NHC's TIMEOUT (nhc -t SECONDS, or TIMEOUT= in nhc.conf) and -L to match" \
-	"naming the worst case, the formula and the limits to change"
-run -m 30
-is "$RC/$STREAM_TRIAD_VERDICT" "0/pass" "the defaults fit 30 s ($(CONFIRM=$STREAM_TRIAD_CONFIRM TLIMIT=$STREAM_TRIAD_TIMEOUT PAUSE=$STREAM_TRIAD_PAUSE nhc_stream_triad_worst_case) s)"
-TIMEOUT=90 run -m 30 -T 20 -k 2 -w 3
-is "$RC/$STREAM_TRIAD_VERDICT" "0/pass" "inside NHC with TIMEOUT=90 the same options fit"
+is "$RC/$STREAM_TRIAD_VERDICT/$(probe_runs)" "1/error/0" "-T 20 -k 2 -w 3 against the runner's default budget of 30 s: refused before measuring"
+is "$DIE_MSG" "check_hw_stream_triad:  error: the check can take 81 s ((k+1)*(T+1) + k*W + 12 with -k 2 -T 20 -w 3), over its time budget of 30 s (-L): lower -T, -k or -w, or raise -L" \
+	"naming the worst case, the formula and what to change"
+run -m 30 -k 1 -w 1 -T 5
+is "$RC/$STREAM_TRIAD_VERDICT" "0/pass" "the defaults fit 30 s"
+is "$(CONFIRM=1 TLIMIT=5 PAUSE=1 nhc_stream_triad_worst_case)" 25 \
+	"the defaults take at most 25 s: 2 runs of 5+1 s, a 1 s pause, 12 s for Slurm"
 run -m 30 -T 20 -k 2 -w 3 -L 85
-is "$RC/$STREAM_TRIAD_VERDICT" "0/pass" "-L 85 raises the budget (the runner's)"
-TIMEOUT=90 run -m 30 -T 20 -k 2 -w 3 -L 60
-is "$STREAM_TRIAD_VERDICT" error "-L wins over TIMEOUT"
-STREAM_TRIAD_BUDGET=3600
+is "$RC/$STREAM_TRIAD_VERDICT" "0/pass" "-L 85 raises the runner's budget"
+TIMEOUT=90 run -m 30 -T 20 -k 2 -w 3
+is "$STREAM_TRIAD_VERDICT" error "outside NHC a TIMEOUT variable means nothing"
+
+# Under NHC the budget is what its watchdog leaves: NHC starts it (a "sleep
+# TIMEOUT" under WATCHDOG_PID) before it reads nhc.conf, so a TIMEOUT set
+# there (90 here) never reaches it.
+watchdog() { bash -c "sleep $1 & wait" & WD=$!; wait_for 5 pgrep -P "$WD" -x sleep; }
+ok "a 30 s watchdog runs" watchdog 30
+NHC_PID=$$ WATCHDOG_PID=$WD TIMEOUT=90 run -m 30 -k 1 -w 1 -T 5
+is "$RC/$STREAM_TRIAD_VERDICT" "0/pass" "under NHC's default 30 s watchdog the defaults fit (25 s of the 27 it leaves)"
+: > "$ST_LOG"
+NHC_PID=$$ WATCHDOG_PID=$WD TIMEOUT=90 run -m 30 -k 1 -w 1 -T 10
+is "$RC/$STREAM_TRIAD_VERDICT/$(probe_runs)" "1/error/0" "-T 10 (35 s) is refused under a 30 s watchdog, whatever nhc.conf's TIMEOUT says"
+like "$DIE_MSG" "the check can take 35 s .*, over the 2[0-7] s it may take under the NHC watchdog: lower -T, -k or -w, or raise the TIMEOUT of the watchdog in the NHC sysconfig file \(/etc/sysconfig/nhc, /etc/default/nhc on Debian\) or with nhc -t SECONDS \(TIMEOUT set in nhc.conf does not reach the watchdog\)" \
+	"naming where NHC's TIMEOUT really comes from"
+NHC_PID=$$ WATCHDOG_PID=$WD run -m 30 -L 60
+like "$DIE_MSG" "-L 60 is more than the 2[0-7] s the NHC watchdog leaves this check" "-L cannot go past the watchdog"
+NHC_PID=$$ WATCHDOG_PID=$WD run -m 30 -L 25
+is "$RC/$STREAM_TRIAD_VERDICT" "0/pass" "-L within it is taken"
+kill "$WD" 2>/dev/null; wait "$WD" 2>/dev/null
+ok "a 100 s watchdog runs" watchdog 100
+NHC_PID=$$ WATCHDOG_PID=$WD run -m 30 -k 4 -w 10
+is "$RC/$STREAM_TRIAD_VERDICT" "0/pass" "-k 4 -w 10 (82 s, the admin guide's advice for busy nodes) fits TIMEOUT=100"
+kill "$WD" 2>/dev/null; wait "$WD" 2>/dev/null
+NHC_PID=$$ WATCHDOG_PID=$$ TIMEOUT=30 NHC_START_TS=$((SECONDS - 10)) run -m 30 -k 1 -w 1 -T 5
+is "$RC/$STREAM_TRIAD_VERDICT" "1/error" "no watchdog's sleep to read: NHC's TIMEOUT less its elapsed time (30 - 10 s) is the estimate"
+like "$DIE_MSG" "over the 1[67] s it may take" "(about 20 s left, less 3 s for the other checks)"
+STREAM_TRIAD_BUDGET=3600 STREAM_TRIAD_SETTLE=0.2
 
 # --- a corrupt baseline is an error naming the file, never replaced -------------------------
 echo "ffffffff-2222-3333-4444-555555555555" > "$T/boot_id"

@@ -20,14 +20,24 @@ cat > "$T/squeue" <<'EOF'
 for j in ${SQ_JOBS:-}; do echo "$j"; done
 EOF
 # sinfo: the drain guard's list ($SI_NODES, with n1's line as the stand-in
-# scontrol last set it), or the runner's own question ($SI_STATE).
+# scontrol last set it; times as SLURM_TIME_FORMAT asks, as sinfo does),
+# n1's own line for the guard's release, or the runner's own question
+# ($SI_STATE).
 cat > "$T/sinfo" <<'EOF'
 #!/bin/bash
 echo "sinfo $*" >> "${0%/*}/calls"
 state=${0%/*}/n1.state
+nodes() {
+	printf '%s\n' "${SI_NODES:-n1|debug*|idle|Unknown|none}" |
+		if [ -s "$state" ]; then awk -F'|' -v s="$(cat "$state")" '$1 == "n1" { print s; next } { print }'; else cat; fi |
+		while IFS='|' read -r n p st t r; do
+			[ "$t" = Unknown ] || [ "${SLURM_TIME_FORMAT:-standard}" = standard ] || t=$(date -d "$t" "+$SLURM_TIME_FORMAT")
+			echo "$n|$p|$st|$t|$r"
+		done
+}
 case "$*" in
-*%P*) printf '%s\n' "${SI_NODES:-n1|debug*|idle|Unknown|none}" |
-	if [ -s "$state" ]; then awk -F'|' -v s="$(cat "$state")" '$1 == "n1" { print s; next } { print }'; else cat; fi ;;
+*%P*) nodes ;;
+*'%t|%H|%E'*) nodes | awk -F'|' '$1 == "n1" { print $3 "|" $4 "|" substr($0, length($1 $2 $3 $4) + 5) }' ;;
 *) echo "${SI_STATE:-idle|none}" ;;
 esac
 EOF
@@ -82,22 +92,22 @@ is "$(tail -1 "$STREAM_TRIAD_HISTORY" | jq -r '[.node, .verdict] | join(" ")')" 
 
 ST_BEST=20 hc -N n1 -m 30
 is "$RC" 0 "unhealthy and drained: still exit 0 (an Epilog must not fail)"
-like "$CALLS" "scontrol update nodename=n1 state=drain reason=NHC: check_hw_stream_triad:  triad 20 GB/s < 30 GB/s \(2 threads, 768 MiB\)" \
-	"drains itself with an NHC: reason naming value and limit"
-like "$ERR" "drained n1: NHC: check_hw_stream_triad:  triad 20 GB/s < 30 GB/s" "and logs it"
+like "$CALLS" "scontrol update nodename=n1 state=drain reason=zonesort: check_hw_stream_triad:  triad 20 GB/s < 30 GB/s \(2 threads, 768 MiB\)" \
+	"drains itself with a zonesort: reason naming value and limit (only NHC's own drains say NHC:, the ones its node-mark-online resumes)"
+like "$ERR" "drained n1: zonesort: check_hw_stream_triad:  triad 20 GB/s < 30 GB/s" "and logs it"
 
 ST_BEST=20 SC_EXIT=1 hc -N n1 -m 30
-is "$RC" 1 "drain failing: exit 1 (an Epilog exiting 1 makes Slurm drain the node)"
+is "$RC" 1 "guard off, drain failing: exit 1 (an Epilog exiting 1 makes Slurm drain the node)"
 like "$ERR" "could not drain n1" "says it could not drain"
 
 ST_BEST=20 hc -N n1 -m 30 -d
 is "$RC" 1 "dry run: exit 1 on failure"
 is "$CALLS" "" "dry run: no Slurm call"
-like "$ERR" "dry run: n1 would be drained: NHC: check_hw_stream_triad:  triad 20 GB/s < 30 GB/s" "dry run says what it would do"
+like "$ERR" "dry run: n1 would be drained: zonesort: check_hw_stream_triad:  triad 20 GB/s < 30 GB/s" "dry run says what it would do"
 
 ST_BEST=20 hc -N n1 -m 30 -r yes
 is "$RC" 0 "reboot requested: exit 0"
-like "$CALLS" "scontrol reboot ASAP nextstate=RESUME reason=NHC: check_hw_stream_triad:  triad 20 GB/s < 30 GB/s \(2 threads, 768 MiB\) n1" \
+like "$CALLS" "scontrol reboot ASAP nextstate=RESUME reason=zonesort: check_hw_stream_triad:  triad 20 GB/s < 30 GB/s \(2 threads, 768 MiB\) n1" \
 	"asks Slurm for a reboot"
 unlike "$CALLS" "state=drain" "and does not drain on top of it"
 
@@ -108,30 +118,36 @@ ST_BEST=20 SI_STATE='drng@|NHC: check_hw_stream_triad: earlier' hc -N n1 -m 30
 unlike "$CALLS" "state=drain" "a pending reboot (drng@) is left alone"
 ST_BEST=20 SI_STATE='drain|maintenance window' hc -N n1 -m 30
 unlike "$CALLS" "state=drain" "an administrator's drain reason is kept"
-like "$ERR" "already drain for another reason \(maintenance window\)" "and that is logged"
-ST_BEST=20 SI_STATE='drain|NHC: check_hw_stream_triad: old' hc -N n1 -m 30
-like "$CALLS" "state=drain reason=NHC: check_hw_stream_triad:  triad 20" "an earlier NHC reason is replaced by the new one"
+like "$ERR" "n1 is already drain \(maintenance window\); leaving it" "and that is logged"
+ST_BEST=20 SI_STATE='drain|NHC: check_fs_mount: /scratch not mounted' hc -N n1 -m 30
+unlike "$CALLS" "state=drain" "an NHC drain is kept too (NHC's node-mark-online resumes it when its check passes)"
 
 # Malformed options drain the node with a reason that names them.
 hc -N n1 -m abc
 is "$RC" 0 "a malformed check option: exit 0 after draining"
-like "$CALLS" "reason=NHC: check_hw_stream_triad:  error: -m: 'abc' is not a bandwidth" "the reason says error and names the option and value"
+like "$CALLS" "reason=zonesort: check_hw_stream_triad:  error: -m: \"abc\" is not a bandwidth" "the reason says error and names the option and value"
 hc -N n1 -m 30 -Q
-like "$CALLS" "reason=NHC: check_hw_stream_triad:  error: zonesort-health-check: unknown option -Q \(command line\)" "an unknown option drains, naming it"
+like "$CALLS" "reason=zonesort: check_hw_stream_triad:  error: zonesort-health-check: unknown option -Q \(command line\)" "an unknown option drains, naming it"
 hc -N n1 -m 30 stray
-like "$CALLS" "unexpected argument 'stray'" "a stray argument drains, naming it"
+like "$CALLS" "unexpected argument \"stray\"" "a stray argument drains, naming it"
 hc -N n1
-like "$CALLS" "reason=NHC: check_hw_stream_triad:  error: no limit given" "no limit at all drains (never a silent pass)"
+like "$CALLS" "reason=zonesort: check_hw_stream_triad:  error: no limit given" "no limit at all drains (never a silent pass)"
 hc -N n1 -C "$T/missing.conf"
 like "$CALLS" "options file $T/missing.conf \(from -C\) cannot be read" "a missing -C file drains, naming it"
-# A part of the check that is not installed: the node is drained, the
-# part named (never a pass on what is left).
-mkdir "$T/partial"
-cp "$ZS_HEALTH_CHECK" "$ZS_NHC_DIR"/*.nhc "$T/partial/" && rm "$T/partial/stream_triad_state.nhc"
-ok "a copy of the runner beside the check without stream_triad_state.nhc" test -x "$T/partial/zonesort-health-check"
-ZS_HEALTH_CHECK=$T/partial/zonesort-health-check hc -N n1 -m 30
-like "$CALLS" "state=drain reason=NHC: zonesort-health-check:  the check's parts cannot be read: $T/partial/stream_triad_state.nhc" \
-	"a missing part of the check drains, naming it"
+# A part of the check that is not installed: a broken installation is the
+# same on every node, so the node is held, loudly, the part named (never a
+# pass on what is left, never a drain).
+for part in stream_triad_state.nhc stream_triad_guard.nhc stream_triad.nhc; do
+	rm -rf "$T/partial"; mkdir "$T/partial"
+	cp "$ZS_HEALTH_CHECK" "$ZS_NHC_DIR"/*.nhc "$T/partial/" && rm "$T/partial/$part"
+	ok "a copy of the runner beside the check without $part" test -x "$T/partial/zonesort-health-check"
+	rm -f "$T/partial.log"
+	ST_BEST=20 ZS_HEALTH_CHECK=$T/partial/zonesort-health-check hc -N n1 -m 30 -l "$T/partial.log"
+	is "$RC/$CALLS" 3/ "without $part: held (exit 3), no Slurm call"
+	like "$(cat "$T/partial.log")" "HELD, not drained: n1: .*$part" "the log names the missing file"
+	SLURM_SCRIPT_CONTEXT=epilog_slurmd ST_BEST=20 ZS_HEALTH_CHECK=$T/partial/zonesort-health-check hc -N n1 -m 30
+	is "$RC" 0 "as Slurm's Epilog: exit 0"
+done
 
 # Options from a file (Slurm starts the runner without arguments).
 cat > "$T/hc.conf" <<EOF
@@ -170,10 +186,10 @@ like "$ERR" "skipped: other jobs run on n1: 78" "another job running: skipped wi
 
 # Confirmation, baseline and guard options pass through to the check.
 hc -N n1 -m 30 -k 11
-like "$CALLS" "reason=NHC: check_hw_stream_triad:  error: -k: '11' is not a number of confirmations; expected an integer from 0" \
+like "$CALLS" "reason=zonesort: check_hw_stream_triad:  error: -k: \"11\" is not a number of confirmations; expected an integer from 0" \
 	"a bad -k drains, naming the value and what is accepted"
 hc -N n1 -m 30 -G lots
-like "$CALLS" "-G: 'lots' is not a drain limit; expected a node count" "a bad -G too"
+like "$CALLS" "-G: \"lots\" is not a drain limit; expected a node count" "a bad -G too"
 printf '%s\n' 20 35 > "$T/seq"
 ST_BEST_SEQ=$T/seq hc -N n1 -m 30 -k 1 -w 0
 is "$RC/$CALLS" "0/" "-k 1: 20 then 35 GB/s is healthy: no drain, no Slurm call"
@@ -181,9 +197,8 @@ TWO="n1|debug*|idle|Unknown|none
 n2|debug*|drain|2020-01-01T00:00:00|NHC: check_hw_stream_triad:  triad 9 GB/s < 30 GB/s"
 SI_NODES=$TWO ST_BEST=20 hc -N n1 -m 30 -G 1
 is "$RC" 3 "held by the guard: exit 3"
-is "$(grep -o '^\(sinfo\|scontrol update nodename=n1 state=[a-z]*\)' <<< "$CALLS" | tr '\n' ,)" \
-	"sinfo,scontrol update nodename=n1 state=drain,sinfo,scontrol update nodename=n1 state=resume," \
-	"the guard counted, drained, counted again and released its own drain"
+is "$(grep -o '^\(sinfo\|scontrol update nodename=n1 state=[a-z]*\)' <<< "$CALLS" | tr '\n' ,)" "sinfo," \
+	"the guard counted n2 (drained through NHC) and held n1 without draining it"
 like "$ERR" "HELD, not drained: n1: triad 20 GB/s < 30 GB/s .*1 of 2 nodes \(cluster\) already drained" "says it held the node and why"
 is "$(tail -1 "$STREAM_TRIAD_HISTORY" | jq -r .verdict)" held "history verdict held"
 SLURM_SCRIPT_CONTEXT=epilog_slurmd SI_NODES=$TWO ST_BEST=20 hc -N n1 -m 30 -G 1
@@ -192,7 +207,7 @@ SI_NODES=$TWO ST_BEST=20 hc -N n1 -m 30 -G 1 -d
 is "$RC/$(grep -c '^scontrol' <<< "$CALLS")" 3/0 "a dry run counts but drains and releases nothing"
 SI_NODES=$TWO ST_BEST=20 hc -N n1 -m 30 -G 2
 is "$(grep -c 'state=drain' <<< "$CALLS")/$RC" 1/0 "under the limit: drained once, by the guard (the runner does not drain again)"
-like "$ERR" "n1 is drained by the check: NHC: check_hw_stream_triad:  triad 20" "and says so"
+like "$ERR" "n1 is drained by the check: zonesort: check_hw_stream_triad:  triad 20" "and says so"
 SI_NODES="n1|debug*|drng@|2020-01-01T00:00:00|NHC: check_hw_stream_triad: earlier" ST_BEST=20 hc -N n1 -m 30 -G 1
 unlike "$CALLS" "state=drain" "a pending reboot seen by the guard is left alone"
 SI_NODES=$TWO hc -N n1 -m 30 -G 1 -Q

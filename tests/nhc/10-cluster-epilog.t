@@ -54,7 +54,7 @@ like "$state" "DRAIN" "the node drains at once ($state)"
 like "$state$(sinfo -h -N -n "$ZS_NODE" -o '%t')" "REBOOT_(REQUESTED|ISSUED)|@|\\^" "with a reboot pending or issued"
 reason=$(node_reason)
 best=$(jq -r .triad_best_gbs <<< "$line")
-like "$reason" "^NHC: check_hw_stream_triad:  triad [0-9.]+ GB/s < 100000 GB/s \([0-9]+ threads, " \
+like "$reason" "^zonesort: check_hw_stream_triad:  triad [0-9.]+ GB/s < 100000 GB/s \([0-9]+ threads, " \
 	"the reason names the measured value and the limit"
 like "$reason" "triad $(printf '%.1f' "$best" | sed 's/\.0$//; s/\./\\./') GB/s" "the value in the reason is the measured one ($best)"
 ok "RebootProgram runs once the node is idle" wait_for 60 test -s "$T/reboot.calls"
@@ -69,7 +69,7 @@ ok "the Epilog ran the check for job $job" wait_for 60 has_hist "$job"
 is "$(jq -r '[.verdict, .reboot // "none"] | join(" ")' <<< "$(hist_of "$job")")" "fail none" "verdict fail, no reboot asked"
 cluster_wait_job_gone "$job"
 ok "the node ends up drained" wait_for 30 _node_is drained
-like "$(node_reason)" "^NHC: check_hw_stream_triad:  triad [0-9.]+ GB/s < 100000 GB/s" "with the NHC: reason (not Slurm's 'Epilog error')"
+like "$(node_reason)" "^zonesort: check_hw_stream_triad:  triad [0-9.]+ GB/s < 100000 GB/s" "with the runner's zonesort: reason (not Slurm's 'Epilog error')"
 is "$(reboots)" 1 "no reboot was asked"
 unlike "$(cat "$ZS_CLUSTER/log/slurmd.log")" "epilog failed|error: \[job $job\] epilog" "the Epilog exited 0 although it drained"
 scontrol update nodename="$ZS_NODE" state=resume

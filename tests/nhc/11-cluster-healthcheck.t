@@ -54,8 +54,8 @@ cluster_wait_job_gone "$long"
 # --- far above, no reboot: drains itself with the NHC reason ----------------------------
 conf -m 100000GB/s -r no
 ok "the node drains itself" wait_for 40 _node_is drained
-like "$(node_reason)" "^NHC: check_hw_stream_triad:  triad [0-9.]+ GB/s < 100000 GB/s \([0-9]+ threads, " \
-	"with the NHC: reason naming value and limit"
+like "$(node_reason)" "^zonesort: check_hw_stream_triad:  triad [0-9.]+ GB/s < 100000 GB/s \([0-9]+ threads, " \
+	"with the runner's zonesort: reason naming value and limit"
 is "$(reboots)" 0 "no reboot asked"
 conf -m 1GB/s
 n=$(lines)
@@ -68,7 +68,7 @@ ok "resumed by hand" wait_for 30 _node_is idle
 conf -m 100000GB/s -r yes
 ok "RebootProgram runs" wait_for 60 test -s "$T/reboot.calls"
 like "$(scontrol show node "$ZS_NODE" | grep -o 'State=[^ ]*' | head -1)" "DRAIN" "the node is drained for the reboot"
-like "$(node_reason)" "^NHC: check_hw_stream_triad:  triad [0-9.]+ GB/s < 100000 GB/s" "the reboot reason is the check's"
+like "$(node_reason)" "^zonesort: check_hw_stream_triad:  triad [0-9.]+ GB/s < 100000 GB/s" "the reboot reason is the check's"
 conf -m 1GB/s
 nhc_node_back_after_reboot
 is "$(reboots)" 1 "one reboot"

@@ -71,7 +71,7 @@ line=$(hist_of_node zsnode1)
 is "$(jq -c '[.verdict, (.confirm_gbs | length), .guard_drained, .guard_nodes, .guard_limit]' <<< "$line")" \
 	'["fail",1,0,4,1]' "zsnode1: fails, confirmed once, no node drained before it (of 4)"
 is "$(cluster_node_state zsnode1)" drained "zsnode1 is drained"
-like "$(node_reason zsnode1)" "^NHC: check_hw_stream_triad:  triad [0-9.]+ GB/s < 100000 GB/s \([0-9]+ threads, 256 MiB\), confirmed: [0-9.]+ GB/s" \
+like "$(node_reason zsnode1)" "^zonesort: check_hw_stream_triad:  triad [0-9.]+ GB/s < 100000 GB/s \([0-9]+ threads, 256 MiB\), confirmed: [0-9.]+ GB/s" \
 	"with the check's reason, naming the confirmation"
 diag "drain: RPCs to slurmctld: $drain_rpcs"
 like "$drain_rpcs" "REQUEST_UPDATE_NODE:1" "the drain is one node update"

@@ -58,7 +58,7 @@ ok "RebootProgram ran" wait_for 60 test -s "$T/reboot.calls"
 sleep 2
 is "$(sort "$T/reboot.calls" | tr '\n' ' ')" "zsnode3 " "it ran once, on zsnode3 alone"
 like "$(scontrol show node zsnode3 | grep -o 'State=[^ ]*')" "DRAIN" "zsnode3 is drained"
-like "$(sinfo -h -N -n zsnode3 -o '%E')" "^NHC: check_hw_stream_triad:  triad [0-9.]+ GB/s < 100000 GB/s" \
+like "$(sinfo -h -N -n zsnode3 -o '%E')" "^zonesort: check_hw_stream_triad:  triad [0-9.]+ GB/s < 100000 GB/s" \
 	"with the check's reason"
 others_idle() { [ "$(sinfo -h -N -n zsnode1,zsnode2,zsnode4 -o '%N %T' | sort | tr '\n' ' ')" = "zsnode1 idle zsnode2 idle zsnode4 idle " ]; }
 ok "the other three return to idle" wait_for 60 others_idle
