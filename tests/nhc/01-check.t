@@ -13,7 +13,7 @@ jq_true() { jq -e "$@" >/dev/null; }
 
 T=$(mktemp -d /tmp/zs-nhc-check.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-PROBE=$ZS_SRCDIR/tests/nhc/stand-in-stream-triad
+PROBE=$ZS_SRCDIR/testbed/stand-in-stream-triad
 export ST_LOG=$T/probe.log
 
 # squeue stand-in: prints $SQ_JOBS, exits $SQ_EXIT; scontrol stand-in:
@@ -273,10 +273,11 @@ like "$(cat "$ST_LOG")" "size=12GiB numa=0 threads=4" "-t sets OMP_NUM_THREADS, 
 like "$STREAM_TRIAD_REASON" "4 threads" "the reason uses the threads the probe reports"
 
 # --- malformed arguments: each fails, names itself, and runs no probe -------------
-# A die message carries no single quote (NHC evals it inside single
-# quotes): the check's 'value' comes out as "value".
+# A die message carries no quote (NHC evals it inside single quotes,
+# scontrol drops a double quote that ends a reason): the check's 'value'
+# comes out as `value`.
 bad() {	# description pattern args...
-	local desc=$1 pat=${2//\'/\"} before
+	local desc=$1 pat=${2//\'/\`} before
 	shift 2
 	before=$(probe_runs)
 	run "$@"
@@ -322,7 +323,7 @@ like "$DIE_MSG" "^check_hw_stream_triad:  " "messages start with the check's nam
 
 # --- never a false pass: every way the probe can fail --------------------------
 failing() {	# description pattern [VAR=value...] -- args...
-	local desc=$1 pat=${2//\'/\"}
+	local desc=$1 pat=${2//[\'\"]/\`}
 	shift 2
 	local -a envs=( )
 	while [ "$1" != -- ]; do envs+=( "$1" ); shift; done
@@ -466,7 +467,7 @@ for bad in "-k x" "-k 11" "-k -1" "-w abc" "-w 601" "-B 0" "-B 21" "-G 0" "-G 0%
 	: > "$ST_LOG"
 	run -m 30 "$1" "$2"
 	is "$RC/$DIE_RC/$(probe_runs)" "1/1/0" "$bad: rejected before measuring"
-	like "$DIE_MSG" "$1: \"$2\" is not a .*; expected " "$bad: the message names the value and what is accepted"
+	like "$DIE_MSG" "$1: \`$2\` is not a .*; expected " "$bad: the message names the value and what is accepted"
 done
 
 # --- confirmation: a low measurement is measured again before the node fails ---------------
@@ -740,8 +741,8 @@ is "$DIE_MSG" "check_hw_stream_triad:  error: zonesort-health-check: unknown opt
 # A probe's message in single quotes: NHC marks the node offline through
 # eval $OFFLINE_NODE "'$HOSTNAME'" "'$*'", which a single quote breaks.
 ST_EXIT=3 ST_STDERR="'Segmentation fault' (core dumped)" guard_run -m 30 -G off
-unlike "$DIE_MSG" "'" "a die message carries no single quote"
-like "$DIE_MSG" '"Segmentation fault" \(core dumped\)' "the probe's words are kept, in double quotes"
+unlike "$DIE_MSG" "['\"]" "a die message carries no quote"
+like "$DIE_MSG" '`Segmentation fault` \(core dumped\)' "the probe's words are kept, in backquotes"
 is "$(eval echo "'node7'" "'$DIE_MSG'" 2>&1)" "node7 $DIE_MSG" "NHC's eval of it gives the message back"
 
 # A check whose parts are not all loaded holds the node: it can judge

@@ -11,7 +11,7 @@ need_file "$ZS_HEALTH_CHECK" "the runner zonesort-health-check"
 
 T=$(mktemp -d /tmp/zs-nhc-runner.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-PROBE=$ZS_SRCDIR/tests/nhc/stand-in-stream-triad
+PROBE=$ZS_SRCDIR/testbed/stand-in-stream-triad
 
 # scontrol listpids asks the local slurmd (no Slurm call to count): the
 # stand-in lists steps of $SQ_JOBS and records nothing.
@@ -125,11 +125,11 @@ unlike "$CALLS" "state=drain" "an NHC drain is kept too (NHC's node-mark-online 
 # Malformed options drain the node with a reason that names them.
 hc -N n1 -m abc
 is "$RC" 0 "a malformed check option: exit 0 after draining"
-like "$CALLS" "reason=zonesort: check_hw_stream_triad:  error: -m: \"abc\" is not a bandwidth" "the reason says error and names the option and value"
+like "$CALLS" "reason=zonesort: check_hw_stream_triad:  error: -m: \`abc\` is not a bandwidth" "the reason says error and names the option and value"
 hc -N n1 -m 30 -Q
 like "$CALLS" "reason=zonesort: check_hw_stream_triad:  error: zonesort-health-check: unknown option -Q \(command line\)" "an unknown option drains, naming it"
 hc -N n1 -m 30 stray
-like "$CALLS" "unexpected argument \"stray\"" "a stray argument drains, naming it"
+like "$CALLS" "unexpected argument \`stray\`" "a stray argument drains, naming it"
 hc -N n1
 like "$CALLS" "reason=zonesort: check_hw_stream_triad:  error: no limit given" "no limit at all drains (never a silent pass)"
 hc -N n1 -C "$T/missing.conf"
@@ -186,10 +186,10 @@ like "$ERR" "skipped: other jobs run on n1: 78" "another job running: skipped wi
 
 # Confirmation, baseline and guard options pass through to the check.
 hc -N n1 -m 30 -k 11
-like "$CALLS" "reason=zonesort: check_hw_stream_triad:  error: -k: \"11\" is not a number of confirmations; expected an integer from 0" \
+like "$CALLS" "reason=zonesort: check_hw_stream_triad:  error: -k: \`11\` is not a number of confirmations; expected an integer from 0" \
 	"a bad -k drains, naming the value and what is accepted"
 hc -N n1 -m 30 -G lots
-like "$CALLS" "-G: \"lots\" is not a drain limit; expected a node count" "a bad -G too"
+like "$CALLS" "-G: \`lots\` is not a drain limit; expected a node count" "a bad -G too"
 printf '%s\n' 20 35 > "$T/seq"
 ST_BEST_SEQ=$T/seq hc -N n1 -m 30 -k 1 -w 0
 is "$RC/$CALLS" "0/" "-k 1: 20 then 35 GB/s is healthy: no drain, no Slurm call"

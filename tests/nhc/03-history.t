@@ -19,7 +19,7 @@ H=$T/history.jsonl
 	die() { :; }; log() { :; }; dbg() { :; }; syslog() { :; }
 	set -f
 	for f in stream_triad stream_triad_probe stream_triad_state stream_triad_slurm stream_triad_guard; do . "$ZS_NHC_DIR/$f.nhc"; done
-	STREAM_TRIAD_PROBE=$ZS_SRCDIR/tests/nhc/stand-in-stream-triad
+	STREAM_TRIAD_PROBE=$ZS_SRCDIR/testbed/stand-in-stream-triad
 	STREAM_TRIAD_HISTORY=$H STREAM_TRIAD_BASELINE=$T/state/ STREAM_TRIAD_SQUEUE=/bin/true STREAM_TRIAD_GUARD=off
 	one() { nhc_stream_triad_reset; STREAM_TRIAD_NODE=$1; shift; "$@"; }
 	i=100

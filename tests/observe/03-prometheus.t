@@ -31,7 +31,7 @@ trap 'prom_stop; cluster_stop; sortcount_stop; [ "$tap_failed" -gt 0 ] && diag "
 # The probe the Epilog runs reports the triad written to $work/triad.
 cat > "$work/probe" <<PROBE
 #!/bin/sh
-ST_BEST=\$(cat $work/triad) ST_MEDIAN=\$(cat $work/triad) exec $ZS_SRCDIR/tests/nhc/stand-in-stream-triad "\$@"
+ST_BEST=\$(cat $work/triad) ST_MEDIAN=\$(cat $work/triad) exec $ZS_SRCDIR/testbed/stand-in-stream-triad "\$@"
 PROBE
 chmod 755 "$work/probe"
 echo 40 > "$work/triad"
