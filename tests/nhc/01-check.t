@@ -875,6 +875,16 @@ like "$(cat "$T/prom/zonesort-health.prom")" 'zonesort_health_check_last_verdict
 	"the metrics say the last check was held"
 like "$(cat "$T/prom/zonesort-health.prom")" 'zonesort_health_checks_total\{node="node7",verdict="held"\} [1-9]' \
 	"and count held checks"
+SI_EXIT=1 ST_BEST=10 run -m 30 -G 1 -M "$T/prom"
+like "$(cat "$T/prom/zonesort-health.prom")" 'zonesort_health_guard_holds_total\{node="node7",cause="limit"\} 1' \
+	"holds by cause: one at the limit"
+like "$(cat "$T/prom/zonesort-health.prom")" 'zonesort_health_guard_holds_total\{node="node7",cause="unavailable"\} 1' \
+	"and one with Slurm unavailable"
+printf '%s\n' '{"node":"node7","verdict":"pass","epoch":1}' 'torn {' '{"no":"node"}' > "$T/corrupt.jsonl"
+rm -f "$T/cprom/.zonesort-health.state"
+run -m 30 -H "$T/corrupt.jsonl" -M "$T/cprom"
+like "$LOG_MSG" "2 lines of $T/corrupt.jsonl are not history records \(no node or verdict\); skipped" \
+	"a rebuild from the history says how many lines it skipped"
 if command -v promtool >/dev/null; then
 	ok "promtool accepts the metrics" promtool check metrics < "$T/prom/zonesort-health.prom"
 else
