@@ -92,7 +92,7 @@ static void concurrent_writers(void)
 			for (int i = 0; i < UPDATES; i++) {
 				struct zs_tally before = { 0 }, after = { .rounds = 1, .sorted = 1, .busy = w == 0, .seconds = 0.001 };
 
-				if (zs_metrics_sorts(&p.metrics, w ? NULL : "n1", "kernel", &before, &after, err) ||
+				if (zs_metrics_sorts(&p.metrics, w ? NULL : "n1", "kernel", false, &before, &after, err) ||
 				    (i % 10 == 0 && zs_metrics_sample(&p.metrics, NULL, &sm, err)))
 					_exit(1);
 			}
@@ -142,14 +142,14 @@ static void sorter_state(void)
 	char err[ZS_ERRLEN], path[PATH_MAX + 32], buf[8192];
 
 	snprintf(path, sizeof(path), "%s/" ZS_METRICS_FILE, p.metrics.prometheus_dir);
-	zs_metrics_sorts(&p.metrics, "n2", "kernel", &none, &failed, err);
+	zs_metrics_sorts(&p.metrics, "n2", "kernel", false, &none, &failed, err);
 	read_file(path, buf, sizeof(buf));
 	ok(strstr(buf, "zonesort_sorter_up{node=\"n2\",backend=\"kernel\"} 0\n") != NULL, "a failed sort: sorter down");
-	zs_metrics_sorts(&p.metrics, "n2", "kernel", &none, &recent, err);
+	zs_metrics_sorts(&p.metrics, "n2", "kernel", false, &none, &recent, err);
 	read_file(path, buf, sizeof(buf));
 	ok(strstr(buf, "zonesort_sorter_up{node=\"n2\",backend=\"kernel\"} 0\n") != NULL, "a skipped round changes nothing");
 	ok(!strstr(buf, "zonesort_last_sort_timestamp_seconds"), "no sort yet, no last-sort time");
-	zs_metrics_sorts(&p.metrics, "n2", "none", &none, &recent, err);
+	zs_metrics_sorts(&p.metrics, "n2", "none", false, &none, &recent, err);
 	read_file(path, buf, sizeof(buf));
 	ok(strstr(buf, "zonesort_sorter_up{node=\"n2\",backend=\"none\"} 0\n") != NULL, "no sorter: down, backend none");
 	ok(!strstr(buf, "zonesort_sampled"), "no sample, no sample series");
@@ -158,8 +158,34 @@ static void sorter_state(void)
 
 	off.metrics.prometheus_dir[0] = '\0';
 	snprintf(off.metrics.statedir, sizeof(off.metrics.statedir), "%s/never", top);
-	ok(!zs_metrics_sorts(&off.metrics, "n2", "kernel", &none, &failed, err) && access(off.metrics.statedir, F_OK),
+	ok(!zs_metrics_sorts(&off.metrics, "n2", "kernel", false, &none, &failed, err) && access(off.metrics.statedir, F_OK),
 	   "without prometheus_dir nothing is written");
+}
+
+/* A cache node without its kernel sorter: degraded 1, its compactions and
+ * unsorted rounds by outcome, never as sorted; 0 again once it sorts. */
+static void degraded_state(void)
+{
+	struct zs_policy p = policy_in("degraded");
+	struct zs_tally none = { 0 }, fell = { .rounds = 1, .fallback = 1 },
+			left = { .rounds = 1, .degraded = 2 }, sorted = { .rounds = 1, .sorted = 1 };
+	char err[ZS_ERRLEN], path[PATH_MAX + 32], buf[8192];
+
+	snprintf(path, sizeof(path), "%s/" ZS_METRICS_FILE, p.metrics.prometheus_dir);
+	zs_metrics_sorts(&p.metrics, "n4", "compact", true, &none, &fell, err);
+	zs_metrics_sorts(&p.metrics, "n4", "none", true, &none, &left, err);
+	read_file(path, buf, sizeof(buf));
+	ok(strstr(buf, "zonesort_sorter_degraded{node=\"n4\"} 1\n") != NULL, "degraded: the gauge is 1");
+	ok(strstr(buf, "zonesort_sorts_total{node=\"n4\",outcome=\"fallback\"} 1\n") != NULL &&
+	   strstr(buf, "zonesort_sorts_total{node=\"n4\",outcome=\"degraded\"} 2\n") != NULL,
+	   "compactions in place of a sort and unsorted rounds have outcomes of their own");
+	ok(strstr(buf, "zonesort_sorts_total{node=\"n4\",outcome=\"sorted\"} 0\n") != NULL,
+	   "... and none counts as sorted");
+	ok(!strstr(buf, "zonesort_last_sort_timestamp_seconds"), "... nor as the last sort");
+	ok(strstr(buf, "# TYPE zonesort_sorter_degraded gauge\n") != NULL, "the gauge is typed");
+	zs_metrics_sorts(&p.metrics, "n4", "kernel", false, &none, &sorted, err);
+	read_file(path, buf, sizeof(buf));
+	ok(strstr(buf, "zonesort_sorter_degraded{node=\"n4\"} 0\n") != NULL, "once the module sorts: 0");
 }
 
 /* The kernel's refusal of the module, by name, and its end once it loads;
@@ -172,7 +198,7 @@ static void module_refusal(void)
 	struct stat before, after;
 
 	snprintf(path, sizeof(path), "%s/" ZS_METRICS_FILE, p.metrics.prometheus_dir);
-	zs_metrics_sorts(&p.metrics, "n3", "compact", &none, &sorted, err);
+	zs_metrics_sorts(&p.metrics, "n3", "compact", false, &none, &sorted, err);
 	read_file(path, buf, sizeof(buf));
 	ok(!strstr(buf, "zonesort_module_refused"), "no load tried: no refusal series");
 	ok(!zs_metrics_module(&p.metrics, "signature", err), "a refusal is recorded: %s", err);
@@ -185,7 +211,7 @@ static void module_refusal(void)
 	ok(!zs_metrics_module(&p.metrics, "signature", err), "the same refusal again");
 	stat(path, &after);
 	ok(before.st_ino == after.st_ino, "... does not rewrite the file");
-	zs_metrics_sorts(&p.metrics, "n3", "compact", &none, &sorted, err);
+	zs_metrics_sorts(&p.metrics, "n3", "compact", false, &none, &sorted, err);
 	read_file(path, buf, sizeof(buf));
 	ok(strstr(buf, "reason=\"signature\"} 1\n") != NULL, "sorts keep the refusal");
 	zs_metrics_module(&p.metrics, "none", err);
@@ -322,6 +348,7 @@ int main(void)
 	concurrent_writers();
 	sorter_state();
 	module_refusal();
+	degraded_state();
 	unsafe_dirs();
 	records();
 	char cmd[128];
