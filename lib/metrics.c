@@ -150,9 +150,9 @@ void zs_prom_label(FILE *f, const char *value)
 int zs_prom_publish(const char *dir, const char *name, const char *text, size_t len, char *err)
 {
 	char why[ZS_ERRLEN];
-	/* Every directory on the way is checked, as for the state directory:
-	 * root must not write where another user can swap a component. */
-	int fd = zs_safedir_open("prometheus_dir", dir, true, why);
+	/* node_exporter's directory may be another user's (statedir.h): no
+	 * link is followed on the way, and the file is created fresh. */
+	int fd = zs_publicdir_open("prometheus_dir", dir, true, why);
 	int rc;
 
 	if (fd < 0)

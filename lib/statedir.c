@@ -109,6 +109,93 @@ unavailable:
 	return -1;
 }
 
+/* See statedir.h: writable by group or others only with the sticky bit. */
+static int check_public(const char *what, const char *path, const struct stat *st, bool last,
+			char *err)
+{
+	if (!S_ISDIR(st->st_mode))
+		return zs_fail(err, "%s: %s is not a directory", what, path);
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
+		return zs_fail(err, "%s: refusing %s%s: mode %04o, owner uid %u: group or others may write it without the sticky bit, so they could swap what root writes there; remove their write permission (chmod go-w) or set the sticky bit",
+			       what, last ? "" : "a directory on the way to ", path,
+			       (unsigned)(st->st_mode & 07777), (unsigned)st->st_uid);
+	return 0;
+}
+
+/* Why comp of dirfd could not be opened as a directory without following
+ * a link: a link (named with its target), something else, or errno. */
+static int explain_open(const char *what, int dirfd, const char *comp, const char *walked, int e,
+			char *err)
+{
+	struct stat st;
+	char target[PATH_MAX];
+	ssize_t n;
+
+	if (fstatat(dirfd, comp, &st, AT_SYMLINK_NOFOLLOW) || !S_ISLNK(st.st_mode)) {
+		zs_fail(err, "%s: cannot open %s: %s", what, walked,
+			e == ENOTDIR ? "not a directory" : strerror(e));
+		return e == ENOTDIR ? ZS_STATEDIR_REFUSED : -1;
+	}
+	n = readlinkat(dirfd, comp, target, sizeof(target) - 1);
+	target[n > 0 ? n : 0] = '\0';
+	zs_fail(err, "%s: refusing %s: a symbolic link (to %s), and no link is followed on the way to the files root writes there: name the directory it leads to instead",
+		what, walked, target[0] ? target : "?");
+	return ZS_STATEDIR_REFUSED;
+}
+
+int zs_publicdir_open(const char *what, const char *path, bool create, char *err)
+{
+	char copy[PATH_MAX], walked[PATH_MAX] = "";
+	char *save = NULL, *comp, *next;
+	struct stat st;
+	int fd, rc = ZS_STATEDIR_REFUSED;
+
+	if (path[0] != '/' || strlen(path) >= sizeof(copy))
+		return zs_fail(err, "%s: %s is not an absolute path", what, path);
+	strcpy(copy, path);
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return zs_fail(err, "%s: cannot open /: %s", what, strerror(errno));
+	if (fstat(fd, &st) || check_public(what, "/", &st, false, err))
+		goto fail;
+	for (comp = strtok_r(copy, "/", &save); comp; comp = next) {
+		bool last;
+		int nfd;
+
+		next = strtok_r(NULL, "/", &save);
+		last = !next;
+		if (!strcmp(comp, ".") || !strcmp(comp, "..")) {
+			zs_fail(err, "%s: %s: '.' and '..' are not allowed in the path", what, path);
+			goto fail;
+		}
+		snprintf(walked + strlen(walked), sizeof(walked) - strlen(walked), "/%s", comp);
+		nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0 && errno == ENOENT && last && create) {
+			if (mkdirat(fd, comp, 0755) && errno != EEXIST) {
+				zs_fail(err, "%s: cannot create %s: %s", what, walked, strerror(errno));
+				rc = -1;
+				goto fail;
+			}
+			nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (nfd < 0) {
+			int e = errno;
+
+			rc = e == ELOOP || e == ENOTDIR ? explain_open(what, fd, comp, walked, e, err) :
+			     (zs_fail(err, "%s: cannot open %s: %s", what, walked, strerror(e)), -1);
+			goto fail;
+		}
+		close(fd);
+		fd = nfd;
+		if (fstat(fd, &st) || check_public(what, walked, &st, last, err))
+			goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return rc;
+}
+
 int zs_boot_id(char *buf, size_t len)
 {
 	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");

@@ -9,6 +9,7 @@
 #include "textfile.h"
 #include "tap.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -249,12 +250,78 @@ static void unsafe_dirs(void)
 	ok(zs_prom_publish(prom, "x.prom", "x 1\n", 4, err) == -1,
 	   "prometheus_dir under a directory others may write is refused");
 	err_has(err, "prometheus_dir: refusing a directory on the way to", "saying it is a directory on the way");
-	err_has(err, "/open: owner uid", "naming that directory");
+	err_has(err, "/open: mode 0777, owner uid 0: group or others may write it without the sticky bit",
+		"naming that directory and why");
 	ok(access(prom, F_OK) == 0 && access(strcat(prom, "/x.prom"), F_OK) == -1, "and nothing is written there");
 	chmod(parent, 01777);
 	snprintf(prom, sizeof(prom), "%s/prom", parent);
+	err[0] = '\0';
 	ok(zs_prom_publish(prom, "x.prom", "x 1\n", 4, err) == 0, "a sticky directory on the way (like /tmp) is accepted: %s", err);
 	chmod(parent, 0777);
+}
+
+/* node_exporter's directory belongs to its own user on Debian
+ * (/var/lib/prometheus/node-exporter, prometheus's, and so is its
+ * parent): root writes there through a directory descriptor, a fresh
+ * O_EXCL file and rename, and follows no link on the way or at the end. */
+static void foreign_dirs(void)
+{
+	char base[PATH_MAX], mid[PATH_MAX + 16], prom[PATH_MAX + 32], file[PATH_MAX + 48];
+	char victim[PATH_MAX + 16], link[PATH_MAX + 32], err[ZS_ERRLEN], buf[256];
+	const uid_t nobody = 65534;
+	struct stat st;
+
+	snprintf(base, sizeof(base), "%s/foreign", top);
+	snprintf(mid, sizeof(mid), "%s/prometheus", base);
+	snprintf(prom, sizeof(prom), "%s/node-exporter", mid);
+	snprintf(victim, sizeof(victim), "%s/victim", top);
+	mkdir(base, 0755);
+	mkdir(mid, 0755);
+	mkdir(prom, 0755);
+	ok(!chown(mid, nobody, nobody) && !chown(prom, nobody, nobody),
+	   "a textfile directory and its parent given to uid %u, mode 0755", (unsigned)nobody);
+	FILE *vf = fopen(victim, "w");
+
+	if (vf) {
+		fputs("precious\n", vf);
+		fclose(vf);
+	}
+	snprintf(file, sizeof(file), "%s/x.prom", prom);
+	ok(!symlink(victim, file), "its owner plants x.prom -> a file of root's");
+	err[0] = '\0';
+	ok(zs_prom_publish(prom, "x.prom", "x 1\n", 4, err) == 0, "writing there is accepted: %s", err);
+	ok(read_file(victim, buf, sizeof(buf)) > 0 && !strcmp(buf, "precious\n"), "the link's target is untouched");
+	ok(!lstat(file, &st) && S_ISREG(st.st_mode) && st.st_uid == 0 && (st.st_mode & 07777) == 0644,
+	   "x.prom is a regular file of root's, mode 0644, in place of the link");
+	ok(read_file(file, buf, sizeof(buf)) > 0 && !strcmp(buf, "x 1\n"), "... holding what was written");
+	DIR *d = opendir(prom);
+	unsigned others = 0;
+
+	for (struct dirent *e; d && (e = readdir(d));)
+		others += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	if (d)
+		closedir(d);
+	ok(others == 1, "no temporary file is left behind (%u entries)", others);
+
+	/* A link on the way, whoever owns it, is refused and named. */
+	snprintf(link, sizeof(link), "%s/linked", base);
+	ok(!symlink(mid, link), "a link to the parent, owned by root");
+	snprintf(file, sizeof(file), "%s/node-exporter", link);
+	ok(zs_prom_publish(file, "y.prom", "y 1\n", 4, err) == -1, "a path through a link is refused");
+	err_has(err, "linked: a symbolic link (to ", "naming the link");
+	err_has(err, "no link is followed", "... and why");
+	ok(zs_prom_publish(link, "y.prom", "y 1\n", 4, err) == -1, "a link as the last component too");
+	ok(access(strcat(strcpy(buf, mid), "/y.prom"), F_OK), "and nothing is written through it");
+
+	/* Group write without the sticky bit, on the last component. */
+	chmod(prom, 0775);
+	ok(zs_prom_publish(prom, "z.prom", "z 1\n", 4, err) == -1, "a group-writable textfile directory is refused");
+	err_has(err, "mode 0775, owner uid 65534: group or others may write it without the sticky bit",
+		"naming its mode, owner and why");
+	chmod(prom, 01777);
+	err[0] = '\0';
+	ok(zs_prom_publish(prom, "z.prom", "z 1\n", 4, err) == 0, "a sticky one (1777) is accepted: %s", err);
+	chmod(prom, 0755);
 }
 
 static void records(void)
@@ -350,6 +417,7 @@ int main(void)
 	module_refusal();
 	degraded_state();
 	unsafe_dirs();
+	foreign_dirs();
 	records();
 	char cmd[128];
 
