@@ -26,6 +26,7 @@ struct state {
 	int sorter_up;			/* -1: not known yet */
 	int sorter_degraded;		/* -1: not known yet; zs_sorter_degraded */
 	double last_sort;		/* epoch seconds, 0: never */
+	double last_job_end;		/* epoch seconds, 0: never */
 	bool sampled;
 	double sample_fraction, sample_random, sample_time;
 	uint64_t sample_pages;
@@ -89,6 +90,8 @@ static void state_parse(struct state *s, char *text)
 			s->sorter_up = atoi(v);
 		else if (!strcmp(key, "last_sort"))
 			s->last_sort = strtod(v, NULL);
+		else if (!strcmp(key, "last_job_end"))
+			s->last_job_end = strtod(v, NULL);
 		else if (!strcmp(key, "sample_fraction"))
 			s->sampled = true, s->sample_fraction = strtod(v, NULL);
 		else if (!strcmp(key, "sample_random"))
@@ -115,6 +118,8 @@ static char *state_format(const struct state *s, size_t *len)
 		s->node, s->backend[0] ? s->backend : "none", s->sorted, s->recent, s->busy,
 		s->failed, s->fallback, s->degraded, s->seconds, s->sorter_up, s->sorter_degraded,
 		s->last_sort);
+	if (s->last_job_end > 0)
+		fprintf(f, "last_job_end %.3f\n", s->last_job_end);
 	if (s->sampled)
 		fprintf(f, "sample_fraction %.6f\nsample_random %.6f\nsample_pages %" PRIu64
 			   "\nsample_time %.3f\n",
@@ -205,6 +210,11 @@ static char *render(const struct state *s, size_t *len)
 		zs_prom_family(f, "zonesort_last_sort_timestamp_seconds", "gauge",
 			       "When a NUMA node of this machine was last sorted, in seconds since the epoch.");
 		sample_line(f, "zonesort_last_sort_timestamp_seconds", s->node, 3, s->last_sort);
+	}
+	if (s->last_job_end > 0) {
+		zs_prom_family(f, "zonesort_last_job_end_timestamp_seconds", "gauge",
+			       "When a job last ended on this node (the plugin's job epilog, which Slurm runs just before the Epilog script), in seconds since the epoch.");
+		sample_line(f, "zonesort_last_job_end_timestamp_seconds", s->node, 3, s->last_job_end);
 	}
 	if (s->module_refused[0]) {
 		bool refused = strcmp(s->module_refused, "none") != 0;
@@ -379,6 +389,17 @@ int zs_metrics_sample(const struct zs_metrics_opts *o, const char *node,
 		      const struct zs_sample *s, char *err)
 {
 	return update(o, node, set_sample, s, err);
+}
+
+static void set_job_end(struct state *s, const void *ctx)
+{
+	(void)ctx;
+	s->last_job_end = epoch_now();
+}
+
+int zs_metrics_job_end(const struct zs_metrics_opts *o, const char *node, char *err)
+{
+	return update(o, node, set_job_end, NULL, err);
 }
 
 static void set_module(struct state *s, const void *ctx)

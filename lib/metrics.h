@@ -16,6 +16,8 @@
  *   zonesort_sorter_up{backend}                                 gauge 0/1
  *   zonesort_sorter_degraded                                    gauge 0/1
  *   zonesort_last_sort_timestamp_seconds                        gauge
+ *   zonesort_last_job_end_timestamp_seconds                     gauge
+ *                                     (only once a job ended)
  *   zonesort_sampled_conflict_ratio, _random_ratio, _timestamp_seconds
  *                                     (only once a step was sampled)
  *   zonesort_module_refused{reason}                             gauge 0/1
@@ -50,6 +52,11 @@ int zs_metrics_sorts(const struct zs_metrics_opts *o, const char *node, const ch
 /* Records the conflict fraction a step's periodic helper just sampled. */
 int zs_metrics_sample(const struct zs_metrics_opts *o, const char *node,
 		      const struct zs_sample *s, char *err);
+
+/* Records that a job ended on this node now (the plugin's job epilog):
+ * a health check that runs as Epilog follows it within seconds, and an
+ * alert compares the two. */
+int zs_metrics_job_end(const struct zs_metrics_opts *o, const char *node, char *err);
 
 /* Records the kernel's answer to the last load of the sorter's module:
  * reason is a modsig.h refusal name ("signature", "lockdown", "disabled")

@@ -153,12 +153,18 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	}
 	if (ctx == S_CTX_SLURMD)
 		return 0;
+	char dflt[32];
+
+	/* The default as the user would write it: on, off or its period. */
+	if (policy.request.dflt.mode == ZS_MODE_PERIODIC)
+		snprintf(dflt, sizeof(dflt), "%u (every %u s)", policy.request.dflt.period,
+			 policy.request.dflt.period);
+	else
+		zs_request_describe(&policy.request.dflt, dflt, sizeof(dflt));
 	snprintf(option_usage, sizeof(option_usage),
 		 "Sort free memory before the job: on, off%s, or a period in seconds (%u-%u) to also sort during each step. Default: %s. What it did for your job: zonesort report.",
 		 policy.request.allow_off ? "" : " (not allowed here)", policy.request.min_period,
-		 ZS_MAX_PERIOD,
-		 policy.request.dflt.mode == ZS_MODE_OFF ? "off" :
-		 policy.request.dflt.mode == ZS_MODE_ON ? "on" : "periodic");
+		 ZS_MAX_PERIOD, dflt);
 	if (spank_option_register(sp, &zonesort_option) != ESPANK_SUCCESS) {
 		slurm_error("zonesort: cannot register --zonesort");
 		return -1;
@@ -303,6 +309,24 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 	char err[ZS_ERRLEN];
 
 	if (zs_report_expire(&policy.report, time(NULL), &expired, err))
+		slurm_error("zonesort: job %u: %s", step.job, err);
+	return 0;
+}
+
+/* --- job epilog: once per node per job, as root ------------------------ */
+
+/* When the job ended here: Slurm runs this just before the Epilog script,
+ * so a health check there that stops recording shows as a job end newer
+ * than its last run (etc/prometheus-rules.zonesort.yml). Only with
+ * prometheus_dir=; never fails the job. */
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+	char err[ZS_ERRLEN];
+
+	if (load_policy(ac, av) || !policy.metrics.prometheus_dir[0])
+		return 0;
+	spank_get_item(sp, S_JOB_ID, &step.job);
+	if (zs_metrics_job_end(&policy.metrics, node_name(), err))
 		slurm_error("zonesort: job %u: %s", step.job, err);
 	return 0;
 }
