@@ -82,6 +82,8 @@ like "$parsed" "--with-slurm-plugindir=${prefix//./\\.}/lib(64)?/slurm --with-sl
 	"... configure is given its headers (--with-slurm) and its plugin directory"
 unlike "$(rpmspec -q --buildrequires --define "slurm_prefix $prefix" "$spec" 2>/dev/null)" 'slurm-devel' \
 	"... and no slurm-devel RPM is required to build"
+like "$(rpmspec -q --buildrequires --define "slurm_prefix $prefix" "$spec" 2>/dev/null)" "^${prefix//./\\.}/include/slurm/spank\.h\$" \
+	"... but its spank.h is, as a file"
 start=$SECONDS
 "${rpmbuild[@]}" --define "slurm_version $slurm_major" -ta --nodeps "$tarball" > "$work/rpm.log" 2>&1
 rc=$?
@@ -151,6 +153,7 @@ unlike "$nhc_reqs" '(^|[ (])(lbnl-nhc|nhc-ohpc|nhc)([ )]|$)' "zonesort-nhc does 
 has_dep "zonesort-nhc suggests LBNL NHC, by its RPM name or OpenHPC's" "$(rpm -qp --suggests "$nhc" 2>/dev/null)" \
 	"(lbnl-nhc or nhc-ohpc)"
 like "$(rpm -qpR "$dkms" 2>/dev/null | tr '\n' ' ')" '(^| )dkms ' "zonesort-dkms requires dkms"
+like "$(rpm -qpR "$dkms" 2>/dev/null | tr '\n' ' ')" '(^| )kernel-devel ' "zonesort-dkms requires kernel-devel (DKMS builds nothing without it)"
 scripts=$(rpm -qp --scripts "$dkms" 2>/dev/null)
 like "$scripts" "dkms add -m zonesort -v $VERSION" "zonesort-dkms %post: dkms add"
 like "$scripts" "dkms build -m zonesort -v $VERSION" "zonesort-dkms %post: dkms build"
