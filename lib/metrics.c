@@ -355,6 +355,11 @@ static void add_sorts(struct state *s, const void *vctx)
 	s->sorter_degraded = c->degraded;
 	if (d.seconds > 0)
 		s->seconds += d.seconds;
+	/* A degraded node's round that ran nothing (no compaction allowed
+	 * here) says nothing new about the sorter that last ran: the
+	 * degraded gauge tells that state. */
+	if (none && c->degraded && s->sorter_up >= 0)
+		return;
 	copy_word(s->backend, sizeof(s->backend), none ? "none" : c->backend);
 	/* A round that only skipped says nothing new about the sorter. */
 	if (none || d.failed)

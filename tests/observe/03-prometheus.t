@@ -109,15 +109,25 @@ like "$job3" '^[0-9]+$' "after a resume, a job at full speed ($job3)"
 cluster_wait_job_gone "$job3" 30
 ok "the alert resolves" wait_for 20 _prom_alert_is ZonesortBandwidthBelowBaseline "$ZS_NODE" ""
 
-# --- the sorter disappears: sorter_up 0, the alert pending (for: 15m) ----
+# --- the module disappears: degraded, its alert pending (for: 5m) --------
 cluster_plugstack "sorter=kernel sysfs=$work/gone statedir=$work/state nodes=0 min_period=1 prometheus_dir=$textfile $SC_CACHE"
 job4=$(run_job --zonesort=on)
 cluster_wait_job_gone "$job4" 30
-ok "without the kernel interface the sorter is down, backend none" prom_wait "zonesort_sorter_up{$N,backend=\"none\"}" "v == 0"
-ok "ZonesortSorterDown is pending" wait_for 20 _prom_alert_is ZonesortSorterDown "$ZS_NODE" pending
 ok "a cache node without its module is degraded" prom_wait "zonesort_sorter_degraded{$N}" "v == 1"
 ok "ZonesortSorterDegraded is pending (for: 5m)" wait_for 20 _prom_alert_is ZonesortSorterDegraded "$ZS_NODE" pending
+is "$(prom_alert ZonesortSorterDown "$ZS_NODE")" "" "... and not ZonesortSorterDown as well (nothing ran that could fail)"
+is "$(prom_value "zonesort_sorts_total{$N,outcome=\"degraded\"}")" 2 "the prolog and the step were left unsorted (outcome degraded)"
 is "$(prom_alert ZonesortHealthCheckStale "$ZS_NODE")" "" "the check ran after every job: no stale-check alert"
+
+# --- the sorter fails: sorter_up 0, the alert pending (for: 15m) ---------
+mkdir -p "$work/broken"
+ln -s /dev/full "$work/broken/nodeid"
+cluster_plugstack "sorter=kernel sysfs=$work/broken statedir=$work/state nodes=0 min_period=1 prometheus_dir=$textfile $SC_CACHE"
+job5=$(run_job --zonesort=on)
+cluster_wait_job_gone "$job5" 30
+ok "a kernel interface whose writes fail: the sorter is down, backend kernel" prom_wait "zonesort_sorter_up{$N,backend=\"kernel\"}" "v == 0"
+ok "ZonesortSorterDown is pending" wait_for 20 _prom_alert_is ZonesortSorterDown "$ZS_NODE" pending
+is "$(prom_value "zonesort_sorter_degraded{$N}")" 0 "... a sorter that fails is not a missing one: not degraded"
 
 # --- zonesort status --prometheus ------------------------------------------
 status=$("$ZS_ZONESORT" status --json --cache-size 64M --ways 1 --prometheus "$textfile" statedir="$work/state" "sorter=kernel" "sysfs=$work/sysfs")

@@ -183,6 +183,8 @@ static void degraded_state(void)
 	ok(strstr(buf, "zonesort_sorts_total{node=\"n4\",outcome=\"sorted\"} 0\n") != NULL,
 	   "... and none counts as sorted");
 	ok(!strstr(buf, "zonesort_last_sort_timestamp_seconds"), "... nor as the last sort");
+	ok(strstr(buf, "zonesort_sorter_up{node=\"n4\",backend=\"compact\"} 1\n") != NULL,
+	   "a round that ran nothing leaves the sorter that last ran (compaction, up)");
 	ok(strstr(buf, "# TYPE zonesort_sorter_degraded gauge\n") != NULL, "the gauge is typed");
 	zs_metrics_sorts(&p.metrics, "n4", "kernel", false, &none, &sorted, err);
 	read_file(path, buf, sizeof(buf));
