@@ -180,6 +180,7 @@ declare -A ACCEPTED=(
 	[no-manual-page-for-binary]="follows from the uncompressed pages above: the pages are there (see the file lists)"
 	[no-dependency-on]="rpmlint reads the -nhc suffix as a language code (locales-nhc)"
 	[devel-file-in-non-devel-package]="DKMS needs the module's .c and .h files in /usr/src"
+	[devel-dependency]="zonesort-dkms requires kernel-devel: DKMS builds the module against it, as every DKMS package of EPEL does"
 	[no-documentation]="zonesort-dkms has its licence only; the documentation is in zonesort"
 	[unstripped-binary-or-object]="Debian's rpm has no find-debuginfo; RHEL's strips the binaries into -debuginfo packages"
 	[requires-on-release]="Fedora's guidelines ask a subpackage to require its main package's exact version-release"
