@@ -21,10 +21,12 @@
 struct state {
 	char node[128];
 	char backend[16];
-	uint64_t sorted, recent, busy, failed;
+	uint64_t sorted, recent, busy, failed, fallback, degraded;
 	double seconds;
 	int sorter_up;			/* -1: not known yet */
+	int sorter_degraded;		/* -1: not known yet; zs_sorter_degraded */
 	double last_sort;		/* epoch seconds, 0: never */
+	double last_job_end;		/* epoch seconds, 0: never */
 	bool sampled;
 	double sample_fraction, sample_random, sample_time;
 	uint64_t sample_pages;
@@ -76,12 +78,20 @@ static void state_parse(struct state *s, char *text)
 			s->busy = strtoull(v, NULL, 10);
 		else if (!strcmp(key, "failed"))
 			s->failed = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "fallback"))
+			s->fallback = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "degraded"))
+			s->degraded = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "sorter_degraded"))
+			s->sorter_degraded = atoi(v);
 		else if (!strcmp(key, "seconds"))
 			s->seconds = strtod(v, NULL);
 		else if (!strcmp(key, "sorter_up"))
 			s->sorter_up = atoi(v);
 		else if (!strcmp(key, "last_sort"))
 			s->last_sort = strtod(v, NULL);
+		else if (!strcmp(key, "last_job_end"))
+			s->last_job_end = strtod(v, NULL);
 		else if (!strcmp(key, "sample_fraction"))
 			s->sampled = true, s->sample_fraction = strtod(v, NULL);
 		else if (!strcmp(key, "sample_random"))
@@ -103,9 +113,13 @@ static char *state_format(const struct state *s, size_t *len)
 	if (!f)
 		return NULL;
 	fprintf(f, "node %s\nbackend %s\nsorted %" PRIu64 "\nrecent %" PRIu64 "\nbusy %" PRIu64
-		   "\nfailed %" PRIu64 "\nseconds %.6f\nsorter_up %d\nlast_sort %.3f\n",
+		   "\nfailed %" PRIu64 "\nfallback %" PRIu64 "\ndegraded %" PRIu64
+		   "\nseconds %.6f\nsorter_up %d\nsorter_degraded %d\nlast_sort %.3f\n",
 		s->node, s->backend[0] ? s->backend : "none", s->sorted, s->recent, s->busy,
-		s->failed, s->seconds, s->sorter_up, s->last_sort);
+		s->failed, s->fallback, s->degraded, s->seconds, s->sorter_up, s->sorter_degraded,
+		s->last_sort);
+	if (s->last_job_end > 0)
+		fprintf(f, "last_job_end %.3f\n", s->last_job_end);
 	if (s->sampled)
 		fprintf(f, "sample_fraction %.6f\nsample_random %.6f\nsample_pages %" PRIu64
 			   "\nsample_time %.3f\n",
@@ -141,9 +155,9 @@ void zs_prom_label(FILE *f, const char *value)
 int zs_prom_publish(const char *dir, const char *name, const char *text, size_t len, char *err)
 {
 	char why[ZS_ERRLEN];
-	/* Every directory on the way is checked, as for the state directory:
-	 * root must not write where another user can swap a component. */
-	int fd = zs_safedir_open("prometheus_dir", dir, true, why);
+	/* node_exporter's directory may be another user's (statedir.h): no
+	 * link is followed on the way, and the file is created fresh. */
+	int fd = zs_publicdir_open("prometheus_dir", dir, true, why);
 	int rc;
 
 	if (fd < 0)
@@ -163,16 +177,16 @@ static void sample_line(FILE *f, const char *name, const char *node, int decimal
 
 static char *render(const struct state *s, size_t *len)
 {
-	static const char *outcomes[] = { "sorted", "recent", "busy", "failed" };
-	const uint64_t counts[] = { s->sorted, s->recent, s->busy, s->failed };
+	static const char *outcomes[] = { "sorted", "recent", "busy", "failed", "fallback", "degraded" };
+	const uint64_t counts[] = { s->sorted, s->recent, s->busy, s->failed, s->fallback, s->degraded };
 	char *text = NULL;
 	FILE *f = open_memstream(&text, len);
 
 	if (!f)
 		return NULL;
 	zs_prom_family(f, "zonesort_sorts_total", "counter",
-		       "Sorts of the free lists of a NUMA node by the zonesort SPANK plugin and its periodic helper, by outcome: sorted, recent (skipped: sorted less than the minimum interval before), busy (skipped: another sort was running), failed.");
-	for (unsigned i = 0; i < 4; i++) {
+		       "Sorts of the free lists of a NUMA node by the zonesort SPANK plugin and its periodic helper, by outcome: sorted, recent (skipped: sorted less than the minimum interval before), busy (skipped: another sort was running), failed, fallback (degraded: compacted in place of a sort), degraded (degraded: left unsorted).");
+	for (unsigned i = 0; i < sizeof(outcomes) / sizeof(outcomes[0]); i++) {
 		fputs("zonesort_sorts_total{node=", f);
 		zs_prom_label(f, s->node);
 		fprintf(f, ",outcome=\"%s\"} %" PRIu64 "\n", outcomes[i], counts[i]);
@@ -187,10 +201,20 @@ static char *render(const struct state *s, size_t *len)
 	fputs(",backend=", f);
 	zs_prom_label(f, s->backend[0] ? s->backend : "none");
 	fprintf(f, "} %d\n", s->sorter_up > 0);
+	if (s->sorter_degraded >= 0) {
+		zs_prom_family(f, "zonesort_sorter_degraded", "gauge",
+			       "1 when this node has a memory-side cache but not its kernel sorter (module missing, refused or of another interface version) at the last use: compaction or nothing stands in (compact_fallback=); the plugin's summary line and zonesort status say why. 0 otherwise.");
+		sample_line(f, "zonesort_sorter_degraded", s->node, 0, s->sorter_degraded);
+	}
 	if (s->last_sort > 0) {
 		zs_prom_family(f, "zonesort_last_sort_timestamp_seconds", "gauge",
 			       "When a NUMA node of this machine was last sorted, in seconds since the epoch.");
 		sample_line(f, "zonesort_last_sort_timestamp_seconds", s->node, 3, s->last_sort);
+	}
+	if (s->last_job_end > 0) {
+		zs_prom_family(f, "zonesort_last_job_end_timestamp_seconds", "gauge",
+			       "When a job last ended on this node (the plugin's job epilog, which Slurm runs just before the Epilog script), in seconds since the epoch.");
+		sample_line(f, "zonesort_last_job_end_timestamp_seconds", s->node, 3, s->last_job_end);
 	}
 	if (s->module_refused[0]) {
 		bool refused = strcmp(s->module_refused, "none") != 0;
@@ -244,7 +268,7 @@ static void default_node(char *node, size_t len)
 const char *zs_metrics_node(const struct zs_metrics_opts *o, char *buf, size_t len)
 {
 	char text[4096], why[ZS_ERRLEN];
-	struct state s = { .sorter_up = -1 };
+	struct state s = { .sorter_up = -1, .sorter_degraded = -1 };
 	int dirfd = zs_statedir_open(o->statedir, false, why);
 
 	if (dirfd >= 0) {
@@ -265,7 +289,7 @@ static int update(const struct zs_metrics_opts *o, const char *node, change_fn c
 		  const void *ctx, char *err)
 {
 	char why[ZS_ERRLEN], buf[4096];
-	struct state s = { .sorter_up = -1 };
+	struct state s = { .sorter_up = -1, .sorter_degraded = -1 };
 	char *text = NULL, *prom = NULL;
 	size_t len = 0, plen = 0;
 	int dirfd, lockfd = -1, rc = -1;
@@ -308,6 +332,7 @@ out:
 
 struct sorts_ctx {
 	const char *backend;
+	bool degraded;
 	const struct zs_tally *before, *after;
 };
 
@@ -317,6 +342,7 @@ static void add_sorts(struct state *s, const void *vctx)
 	const struct zs_tally *a = c->after, *b = c->before;
 	struct zs_tally d = { .sorted = a->sorted - b->sorted, .recent = a->recent - b->recent,
 			      .busy = a->busy - b->busy, .failed = a->failed - b->failed,
+			      .fallback = a->fallback - b->fallback, .degraded = a->degraded - b->degraded,
 			      .seconds = a->seconds - b->seconds };
 	bool none = !c->backend || !strcmp(c->backend, "none");
 
@@ -324,22 +350,31 @@ static void add_sorts(struct state *s, const void *vctx)
 	s->recent += d.recent;
 	s->busy += d.busy;
 	s->failed += d.failed;
+	s->fallback += d.fallback;
+	s->degraded += d.degraded;
+	s->sorter_degraded = c->degraded;
 	if (d.seconds > 0)
 		s->seconds += d.seconds;
+	/* A degraded node's round that ran nothing (no compaction allowed
+	 * here) says nothing new about the sorter that last ran: the
+	 * degraded gauge tells that state. */
+	if (none && c->degraded && s->sorter_up >= 0)
+		return;
 	copy_word(s->backend, sizeof(s->backend), none ? "none" : c->backend);
 	/* A round that only skipped says nothing new about the sorter. */
 	if (none || d.failed)
 		s->sorter_up = 0;
-	else if (d.sorted || s->sorter_up < 0)
+	else if (d.sorted || d.fallback || s->sorter_up < 0)
 		s->sorter_up = 1;
 	if (d.sorted)
 		s->last_sort = epoch_now();
 }
 
 int zs_metrics_sorts(const struct zs_metrics_opts *o, const char *node, const char *backend,
-		     const struct zs_tally *before, const struct zs_tally *after, char *err)
+		     bool degraded, const struct zs_tally *before, const struct zs_tally *after,
+		     char *err)
 {
-	struct sorts_ctx c = { backend, before, after };
+	struct sorts_ctx c = { backend, degraded, before, after };
 
 	return update(o, node, add_sorts, &c, err);
 }
@@ -361,6 +396,17 @@ int zs_metrics_sample(const struct zs_metrics_opts *o, const char *node,
 	return update(o, node, set_sample, s, err);
 }
 
+static void set_job_end(struct state *s, const void *ctx)
+{
+	(void)ctx;
+	s->last_job_end = epoch_now();
+}
+
+int zs_metrics_job_end(const struct zs_metrics_opts *o, const char *node, char *err)
+{
+	return update(o, node, set_job_end, NULL, err);
+}
+
 static void set_module(struct state *s, const void *ctx)
 {
 	copy_word(s->module_refused, sizeof(s->module_refused), ctx);
@@ -369,7 +415,7 @@ static void set_module(struct state *s, const void *ctx)
 int zs_metrics_module(const struct zs_metrics_opts *o, const char *reason, char *err)
 {
 	char text[4096], why[ZS_ERRLEN];
-	struct state s = { .sorter_up = -1 };
+	struct state s = { .sorter_up = -1, .sorter_degraded = -1 };
 	int dirfd;
 
 	if (!o->prometheus_dir[0])

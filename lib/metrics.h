@@ -10,10 +10,14 @@
  * lose no update and the newest state is what stays on disk.
  *
  * Series (labels node, and outcome or backend):
- *   zonesort_sorts_total{outcome="sorted|recent|busy|failed"}   counter
+ *   zonesort_sorts_total{outcome="sorted|recent|busy|failed|fallback|degraded"}
+ *                                                               counter
  *   zonesort_sort_seconds_total                                 counter
  *   zonesort_sorter_up{backend}                                 gauge 0/1
+ *   zonesort_sorter_degraded                                    gauge 0/1
  *   zonesort_last_sort_timestamp_seconds                        gauge
+ *   zonesort_last_job_end_timestamp_seconds                     gauge
+ *                                     (only once a job ended)
  *   zonesort_sampled_conflict_ratio, _random_ratio, _timestamp_seconds
  *                                     (only once a step was sampled)
  *   zonesort_module_refused{reason}                             gauge 0/1
@@ -37,15 +41,22 @@ struct zs_metrics_opts {
 };
 
 /* Adds the sorts counted between before and after (one caller's running
- * tally) made with backend. node is the Slurm node name for the node
- * label, or NULL to keep the one recorded (else the short host name).
- * Does nothing without prometheus_dir. Returns 0, or -1 with err set. */
+ * tally) made with backend, degraded as zs_sorter_degraded says. node is
+ * the Slurm node name for the node label, or NULL to keep the one
+ * recorded (else the short host name). Does nothing without
+ * prometheus_dir. Returns 0, or -1 with err set. */
 int zs_metrics_sorts(const struct zs_metrics_opts *o, const char *node, const char *backend,
-		     const struct zs_tally *before, const struct zs_tally *after, char *err);
+		     bool degraded, const struct zs_tally *before, const struct zs_tally *after,
+		     char *err);
 
 /* Records the conflict fraction a step's periodic helper just sampled. */
 int zs_metrics_sample(const struct zs_metrics_opts *o, const char *node,
 		      const struct zs_sample *s, char *err);
+
+/* Records that a job ended on this node now (the plugin's job epilog):
+ * a health check that runs as Epilog follows it within seconds, and an
+ * alert compares the two. */
+int zs_metrics_job_end(const struct zs_metrics_opts *o, const char *node, char *err);
 
 /* Records the kernel's answer to the last load of the sorter's module:
  * reason is a modsig.h refusal name ("signature", "lockdown", "disabled")

@@ -23,6 +23,7 @@ void zs_policy_defaults(struct zs_policy *p)
 	p->min_interval = p->request.min_period;
 	snprintf(p->helper, sizeof(p->helper), "%s", ZS_HELPER_PATH);
 	p->sorter.kind = ZS_SORTER_AUTO;
+	p->sorter.fallback = ZS_FALLBACK_PROLOG;
 	strcpy(p->sorter.modprobe, "no");
 	strcpy(p->sorter.nodes, "auto");
 	strcpy(p->sorter.sysfs, "/sys/kernel/zone_sort_free_pages");
@@ -130,17 +131,34 @@ static int set_sorter(struct zs_policy *p, const char *key, const char *v, char 
 	return zs_fail(err, "sorter=%s: expected auto, kernel, compact or none", v);
 }
 
+/* The modules that provide the kernel zonesort interface: a site names
+ * one of them, so a yes/no habit ("modprobe=yes") is caught here rather
+ * than by a modprobe of a module named "yes" on every node. */
 static int set_modprobe(struct zs_policy *p, const char *key, const char *v, char *err)
 {
+	static const char *const accepted[] = { "no", "zonesort", "zonesort_module" };
+
 	(void)key;
-	if (!*v || strlen(v) >= sizeof(p->sorter.modprobe))
-		return zs_fail(err, "modprobe=%s: expected no or a kernel module name", v);
-	for (const char *c = v; *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-		      (*c >= '0' && *c <= '9') || *c == '_' || *c == '-'))
-			return zs_fail(err, "modprobe=%s: expected no or a kernel module name (letters, digits, _ and -)", v);
-	strcpy(p->sorter.modprobe, v);
-	return 0;
+	for (size_t i = 0; i < sizeof(accepted) / sizeof(accepted[0]); i++)
+		if (!strcmp(v, accepted[i])) {
+			strcpy(p->sorter.modprobe, v);
+			return 0;
+		}
+	return zs_fail(err, "modprobe=%s: expected no (load nothing), zonesort (this project's module) or zonesort_module (Intel's)",
+		       v);
+}
+
+/* Where compaction stands in for the kernel sorter of a cache node whose
+ * module is missing (sorter.h). */
+static int set_compact_fallback(struct zs_policy *p, const char *key, const char *v, char *err)
+{
+	(void)key;
+	for (enum zs_fallback f = ZS_FALLBACK_NO; f <= ZS_FALLBACK_PERIODIC; f++)
+		if (!strcmp(v, zs_fallback_name(f))) {
+			p->sorter.fallback = f;
+			return 0;
+		}
+	return zs_fail(err, "compact_fallback=%s: expected no, prolog, steps or periodic", v);
 }
 
 static int set_drop_caches(struct zs_policy *p, const char *key, const char *v, char *err)
@@ -277,6 +295,7 @@ static const struct {
 	{ "quarantine_max_permille", set_quarantine_max_permille },
 	{ "compact_full", set_compact_full },
 	{ "compact_interval", set_compact_interval },
+	{ "compact_fallback", set_compact_fallback },
 	{ "nocache", set_nocache },
 };
 

@@ -37,6 +37,7 @@ struct zs_sorter {
 	bool compaction_held;		/* see zs_sorter_hold_compaction */
 	struct zs_kmod kmod;		/* the kernel module's files (kmod.h) */
 	bool nothing;			/* no memory-side cache, nocache=skip */
+	char degraded[ZS_ERRLEN];	/* zs_sorter_degraded; "" when not */
 };
 
 /* The state directory, checked and opened once per sorter. */
@@ -72,6 +73,17 @@ const char *zs_sorter_kind_name(enum zs_sorter_kind k)
 	return "?";
 }
 
+const char *zs_fallback_name(enum zs_fallback f)
+{
+	switch (f) {
+	case ZS_FALLBACK_NO: return "no";
+	case ZS_FALLBACK_PROLOG: return "prolog";
+	case ZS_FALLBACK_STEPS: return "steps";
+	case ZS_FALLBACK_PERIODIC: return "periodic";
+	}
+	return "?";
+}
+
 const char *zs_outcome_name(enum zs_outcome o)
 {
 	switch (o) {
@@ -81,6 +93,8 @@ const char *zs_outcome_name(enum zs_outcome o)
 	case ZS_FAILED: return "failed";
 	case ZS_NOSORTER: return "nosorter";
 	case ZS_NOTHING: return "nothing";
+	case ZS_FALLBACK: return "fallback";
+	case ZS_DEGRADED: return "degraded";
 	}
 	return "?";
 }
@@ -166,6 +180,38 @@ static void record_module(struct zs_sorter *s, bool present)
 		zs_metrics_module(&s->metrics, zs_modrefusal_name(s->refusal), err);
 }
 
+/* Whether compaction may stand in for the kernel sorter where this sorter
+ * sorts (compact_fallback=). An administrator's command always may. */
+static bool fallback_allowed(const struct zs_sorter_opts *o)
+{
+	switch (o->site) {
+	case ZS_SITE_COMMAND: return true;
+	case ZS_SITE_PROLOG: return o->fallback >= ZS_FALLBACK_PROLOG;
+	case ZS_SITE_STEP: return o->fallback >= ZS_FALLBACK_STEPS;
+	case ZS_SITE_PERIODIC: return o->fallback >= ZS_FALLBACK_PERIODIC;
+	}
+	return false;
+}
+
+/* The degraded state in words: why there is no kernel sorter, and what the
+ * site lets stand in for it. */
+static void describe_degraded(struct zs_sorter *s, enum zs_sorter_kind want)
+{
+	static const char *const in_place[] = {
+		[ZS_FALLBACK_NO] = "no compaction in its place",
+		[ZS_FALLBACK_PROLOG] = "compaction in its place in the job prolog only",
+		[ZS_FALLBACK_STEPS] = "compaction in its place in the job prolog and before each step",
+		[ZS_FALLBACK_PERIODIC] = "compaction in its place in the job prolog, before each step and every period",
+	};
+
+	if (want == ZS_SORTER_KERNEL)
+		snprintf(s->degraded, sizeof(s->degraded), "%s; no compaction in its place (sorter=kernel)",
+			 s->why);
+	else
+		snprintf(s->degraded, sizeof(s->degraded), "%s; %s (compact_fallback=%s)", s->why,
+			 in_place[s->opts.fallback], zs_fallback_name(s->opts.fallback));
+}
+
 static void resolve_backend(struct zs_sorter *s, enum zs_sorter_kind want)
 {
 	char path[PATH_MAX + 32];
@@ -197,21 +243,26 @@ static void resolve_backend(struct zs_sorter *s, enum zs_sorter_kind want)
 		if (!s->why[0])
 			snprintf(s->why, sizeof(s->why), "no kernel zonesort interface (%s/nodeid)",
 				 s->opts.sysfs);
-		if (want == ZS_SORTER_KERNEL) {
+		/* Only nodes with a cache get here (zs_sorter_open): the
+		 * kernel sorter they need is missing. */
+		if (want == ZS_SORTER_KERNEL || !fallback_allowed(&s->opts)) {
 			s->backend = ZS_SORTER_NONE;
+			describe_degraded(s, want);
 			return;
 		}
 	}
 	compact_path(s, first_target(s), path, sizeof(path));
 	if (!access(path, F_OK)) {
 		s->backend = ZS_SORTER_COMPACT;
-		return;
-	}
-	size_t used = strlen(s->why);
+	} else {
+		size_t used = strlen(s->why);
 
-	snprintf(s->why + used, sizeof(s->why) - used, "%sno compaction interface (%s)",
-		 used ? "; " : "", path);
-	s->backend = ZS_SORTER_NONE;
+		snprintf(s->why + used, sizeof(s->why) - used, "%sno compaction interface (%s)",
+			 used ? "; " : "", path);
+		s->backend = ZS_SORTER_NONE;
+	}
+	if (want == ZS_SORTER_AUTO)
+		describe_degraded(s, want);
 }
 
 int zs_sorter_open(const struct zs_sorter_opts *o, const struct zs_memcache_opts *mc,
@@ -282,6 +333,11 @@ enum zs_sorter_kind zs_sorter_backend(const struct zs_sorter *s)
 const char *zs_sorter_why(const struct zs_sorter *s)
 {
 	return s->why;
+}
+
+const char *zs_sorter_degraded(const struct zs_sorter *s)
+{
+	return s->degraded[0] ? s->degraded : NULL;
 }
 
 const char *zs_sorter_refusal(const struct zs_sorter *s)
@@ -561,6 +617,8 @@ static void count(struct zs_tally *t, const struct zs_node_result *r)
 	case ZS_RECENT: t->recent++; break;
 	case ZS_BUSY: t->busy++; break;
 	case ZS_FAILED: t->failed++; break;
+	case ZS_FALLBACK: t->fallback++; break;
+	case ZS_DEGRADED: t->degraded++; break;
 	case ZS_NOSORTER:
 	case ZS_NOTHING: break;
 	}
@@ -581,6 +639,21 @@ int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *
 	bool dropped = false;
 
 	tally->rounds++;
+	/* A degraded node without compaction here: each target counted as
+	 * left unsorted, so the metrics show what a cache node went without. */
+	if (s->backend == ZS_SORTER_NONE && s->degraded[0]) {
+		for (int n = 0; n <= zs_nodeset_max(); n++) {
+			struct zs_node_result r = { .node = n, .outcome = ZS_DEGRADED };
+
+			if (!numa_bitmask_isbitset(s->targets, (unsigned)n))
+				continue;
+			snprintf(r.msg, sizeof(r.msg), "%s", s->degraded);
+			count(tally, &r);
+			if (report)
+				report(ctx, &r);
+		}
+		return 0;
+	}
 	if (s->backend == ZS_SORTER_NONE) {
 		struct zs_node_result r = { .node = -1,
 					    .outcome = s->nothing ? ZS_NOTHING : ZS_NOSORTER };
@@ -620,7 +693,13 @@ int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *
 			} else
 				sort_compact(s, &r);
 			r.seconds = zs_now() - t0;
-			if (r.outcome == ZS_SORTED) {
+			bool done = r.outcome == ZS_SORTED;
+
+			/* Compaction in place of a missing kernel sorter is
+			 * no sort: counted apart. */
+			if (done && s->degraded[0])
+				r.outcome = ZS_FALLBACK;
+			if (done) {
 				/* The start counts: min_interval is the least
 				 * time between the beginnings of two sorts. */
 				stamp(s, n, "last", started);
@@ -647,6 +726,8 @@ void zs_tally_add(struct zs_tally *into, const struct zs_tally *t)
 	into->failed += t->failed;
 	into->seconds += t->seconds;
 	into->compacted += t->compacted;
+	into->fallback += t->fallback;
+	into->degraded += t->degraded;
 }
 
 const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len)
@@ -654,19 +735,26 @@ const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len)
 	char compacted[64] = "";
 
 	/* Compactions migrate the job's pages: said whenever there were any. */
+	char fallback[96] = "";
+
 	if (t->compacted)
 		snprintf(compacted, sizeof(compacted), " (%u compacted a full quarantine's node)",
 			 t->compacted);
-	snprintf(buf, len, "%u sort%s%s, %u skipped (recent), %u busy, %u failed, %.3f s",
-		 t->sorted, t->sorted == 1 ? "" : "s", compacted, t->recent, t->busy, t->failed,
-		 t->seconds);
+	/* A degraded node's rounds, said whenever there were any. */
+	if (t->fallback || t->degraded)
+		snprintf(fallback, sizeof(fallback), ", %u compacted in place of a sort, %u left unsorted",
+			 t->fallback, t->degraded);
+	snprintf(buf, len, "%u sort%s%s%s, %u skipped (recent), %u busy, %u failed, %.3f s",
+		 t->sorted, t->sorted == 1 ? "" : "s", compacted, fallback, t->recent, t->busy,
+		 t->failed, t->seconds);
 	return buf;
 }
 
 const char *zs_tally_format(const struct zs_tally *t, char *buf, unsigned len)
 {
-	snprintf(buf, len, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%.6f compacted=%u",
-		 t->rounds, t->sorted, t->recent, t->busy, t->failed, t->seconds, t->compacted);
+	snprintf(buf, len, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%.6f compacted=%u fallback=%u degraded=%u",
+		 t->rounds, t->sorted, t->recent, t->busy, t->failed, t->seconds, t->compacted,
+		 t->fallback, t->degraded);
 	return buf;
 }
 
@@ -675,9 +763,9 @@ int zs_tally_parse(const char *line, struct zs_tally *t)
 	struct zs_tally v;
 	int end = 0;
 
-	if (sscanf(line, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%lf compacted=%u%n",
+	if (sscanf(line, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%lf compacted=%u fallback=%u degraded=%u%n",
 		   &v.rounds, &v.sorted, &v.recent, &v.busy, &v.failed, &v.seconds, &v.compacted,
-		   &end) != 7 ||
+		   &v.fallback, &v.degraded, &end) != 9 ||
 	    (line[end] && line[end] != '\n'))
 		return -1;
 	*t = v;

@@ -35,9 +35,33 @@ struct zs_quarantine_opts {
 					 * two such compactions of a node */
 };
 
+/* Where a sort is asked for. Compaction stands in for a missing kernel
+ * sorter only where the site lets it (compact_fallback=): it migrates the
+ * pages of whatever runs on the node, the more so the later in a job. */
+enum zs_sort_site {
+	ZS_SITE_COMMAND,	/* an administrator's "zonesort sort": always */
+	ZS_SITE_PROLOG,		/* the job prolog, before the job's tasks exist */
+	ZS_SITE_STEP,		/* slurmstepd, before a step's tasks */
+	ZS_SITE_PERIODIC,	/* the periodic helper, while tasks run */
+};
+
+/* compact_fallback=no|prolog|steps|periodic: the last site (above) at
+ * which compaction stands in for the kernel sorter of a node with a
+ * memory-side cache; each level includes the ones before it. */
+enum zs_fallback {
+	ZS_FALLBACK_NO,
+	ZS_FALLBACK_PROLOG,
+	ZS_FALLBACK_STEPS,
+	ZS_FALLBACK_PERIODIC,
+};
+
+const char *zs_fallback_name(enum zs_fallback f);
+
 /* The sorter's own settings (plugstack.conf words, policy.h). */
 struct zs_sorter_opts {
 	enum zs_sorter_kind kind;	/* sorter=auto|kernel|compact|none */
+	enum zs_fallback fallback;	/* compact_fallback= */
+	enum zs_sort_site site;		/* set by the caller, not a key */
 	bool nocache_compact;		/* nocache=compact: a node without a memory-side
 					 * cache is compacted, not left alone */
 	char nodes[256];		/* nodes=auto|all|<list> */
@@ -56,6 +80,8 @@ enum zs_outcome {
 	ZS_FAILED,	/* the backend refused or failed */
 	ZS_NOSORTER,	/* no backend on this machine */
 	ZS_NOTHING,	/* no memory-side cache found or given: nothing to sort (nocache=skip) */
+	ZS_FALLBACK,	/* degraded: compacted in place of a sort */
+	ZS_DEGRADED,	/* degraded: not sorted, no compaction here */
 };
 
 /* What a node without a memory-side cache gets with nocache=skip, the
@@ -76,6 +102,8 @@ struct zs_tally {
 	unsigned rounds, sorted, recent, busy, failed;
 	double seconds;
 	unsigned compacted;	/* sorts that compacted a node for its full quarantine */
+	unsigned fallback;	/* degraded: compactions in place of a sort */
+	unsigned degraded;	/* degraded: nodes left unsorted, no compaction allowed */
 };
 
 struct zs_sorter;
@@ -110,6 +138,14 @@ int zs_sorter_quarantine(struct zs_sorter *s, int node, struct zs_quarantine_sta
 
 enum zs_sorter_kind zs_sorter_backend(const struct zs_sorter *s);
 const char *zs_sorter_why(const struct zs_sorter *s);
+
+/* A node with a memory-side cache (found or given) whose kernel sorter is
+ * missing or refused while sorter=auto or kernel asks for it is degraded:
+ * NULL when it is not, else why and what stands in for the sorter here
+ * ("no kernel zonesort interface (...); compaction in its place in the job
+ * prolog only (compact_fallback=prolog)"). Rounds of a degraded node count
+ * as fallback (compacted) or degraded (left alone), never as sorted. */
+const char *zs_sorter_degraded(const struct zs_sorter *s);
 /* When the kernel refused the module modprobe= names, the refusal's name
  * ("signature", "lockdown", "disabled": modsig.h), else NULL; why() then
  * explains it. */
@@ -157,7 +193,8 @@ void zs_tally_add(struct zs_tally *into, const struct zs_tally *t);
 const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len);
 
 /* One machine-readable line, the periodic helper's report format:
- * "rounds=3 sorted=3 recent=0 busy=0 failed=0 seconds=0.012000". */
+ * "rounds=3 sorted=3 recent=0 busy=0 failed=0 seconds=0.012000
+ * compacted=0 fallback=0 degraded=0". */
 const char *zs_tally_format(const struct zs_tally *t, char *buf, unsigned len);
 int zs_tally_parse(const char *line, struct zs_tally *t);
 

@@ -27,6 +27,29 @@ int zs_statedir_open(const char *path, bool create, char *err);
  * names it in messages, e.g. "prometheus_dir"). */
 int zs_safedir_open(const char *what, const char *path, bool create, char *err);
 
+/*
+ * A directory that others read what root writes there: node_exporter's
+ * textfile directory (prometheus_dir=, the health check's -M). Unlike the
+ * state directory it may belong to another user, as Debian's
+ * /var/lib/prometheus/node-exporter belongs to prometheus: root never
+ * reads back what is there and only ever creates a fresh file under an
+ * unguessable name (O_EXCL, no link followed) and renames it into place,
+ * so the owner can change the directory's files, as it can anyway, but
+ * cannot steer root's writes elsewhere. The walk from / opens each
+ * component relative to the last with O_NOFOLLOW and refuses:
+ *   - a symbolic link anywhere on the path (whoever owns the directory
+ *     holding it decides where it leads);
+ *   - a directory, on the way or the last, that group or others may
+ *     write without the sticky bit (any of them could swap a component or
+ *     the files root writes there);
+ *   - '.' and '..'.
+ * Creates the last component (mode 0755) when create and it is missing.
+ * Returns the descriptor; -1 when it cannot be opened or made,
+ * ZS_STATEDIR_REFUSED when it must not be used; err says why, naming the
+ * directory (what names the setting, e.g. "prometheus_dir").
+ */
+int zs_publicdir_open(const char *what, const char *path, bool create, char *err);
+
 /* This boot's id (/proc/sys/kernel/random/boot_id), or -1. */
 int zs_boot_id(char *buf, size_t len);
 

@@ -67,6 +67,7 @@ static struct {
 	const char *backend;
 	const char *module_refused;	/* the kernel refused modprobe=: zs_sorter_refusal */
 	char unavailable[ZS_ERRLEN];
+	char degraded[ZS_ERRLEN];	/* zs_sorter_degraded: a cache node without its kernel sorter */
 	struct zs_child helper;
 	bool helper_running;
 	char helper_failed[ZS_ERRLEN];	/* why periodic sorting did not run */
@@ -152,12 +153,18 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	}
 	if (ctx == S_CTX_SLURMD)
 		return 0;
+	char dflt[32];
+
+	/* The default as the user would write it: on, off or its period. */
+	if (policy.request.dflt.mode == ZS_MODE_PERIODIC)
+		snprintf(dflt, sizeof(dflt), "%u (every %u s)", policy.request.dflt.period,
+			 policy.request.dflt.period);
+	else
+		zs_request_describe(&policy.request.dflt, dflt, sizeof(dflt));
 	snprintf(option_usage, sizeof(option_usage),
 		 "Sort free memory before the job: on, off%s, or a period in seconds (%u-%u) to also sort during each step. Default: %s. What it did for your job: zonesort report.",
 		 policy.request.allow_off ? "" : " (not allowed here)", policy.request.min_period,
-		 ZS_MAX_PERIOD,
-		 policy.request.dflt.mode == ZS_MODE_OFF ? "off" :
-		 policy.request.dflt.mode == ZS_MODE_ON ? "on" : "periodic");
+		 ZS_MAX_PERIOD, dflt);
 	if (spank_option_register(sp, &zonesort_option) != ESPANK_SUCCESS) {
 		slurm_error("zonesort: cannot register --zonesort");
 		return -1;
@@ -173,6 +180,9 @@ static struct zs_request effective_request(void)
 static void note_node(void *ctx, const struct zs_node_result *r)
 {
 	(void)ctx;
+	/* A degraded node's why is in the summary line, once. */
+	if (r->outcome == ZS_DEGRADED)
+		return;
 	if (r->outcome == ZS_NOSORTER || r->outcome == ZS_NOTHING)
 		snprintf(step.unavailable, sizeof(step.unavailable), "%s", r->msg);
 	else if (r->outcome == ZS_FAILED || r->outcome == ZS_BUSY || r->msg[0])
@@ -180,25 +190,30 @@ static void note_node(void *ctx, const struct zs_node_result *r)
 			   zs_outcome_name(r->outcome), r->msg);
 }
 
-/* Sorts now; every failure is logged and absorbed: a missing or broken
- * sorter never fails a job. */
-static struct zs_sorter *sort_now(void)
+/* Sorts now, at site (the prolog or a step); every failure is logged and
+ * absorbed: a missing or broken sorter never fails a job. */
+static struct zs_sorter *sort_now(enum zs_sort_site site)
 {
+	struct zs_sorter_opts opts = policy.sorter;
 	char err[ZS_ERRLEN];
 	struct zs_sorter *s;
 
-	if (zs_sorter_open(&policy.sorter, &policy.memcache, &policy.metrics, &s, err)) {
+	opts.site = site;
+	if (zs_sorter_open(&opts, &policy.memcache, &policy.metrics, &s, err)) {
 		slurm_error("zonesort: job %u: %s", step.job, err);
 		return NULL;
 	}
 	step.backend = zs_sorter_kind_name(zs_sorter_backend(s));
 	step.module_refused = zs_sorter_refusal(s);
+	snprintf(step.degraded, sizeof(step.degraded), "%s",
+		 zs_sorter_degraded(s) ? zs_sorter_degraded(s) : "");
 	struct zs_tally before = step.tally;
 
 	zs_sorter_sort(s, policy.min_interval, &step.tally, note_node, NULL);
 	/* A node with nothing to sort has no sorter to be up or down. */
 	if (!zs_sorter_nothing_to_sort(s) &&
-	    zs_metrics_sorts(&policy.metrics, node_name(), step.backend, &before, &step.tally, err))
+	    zs_metrics_sorts(&policy.metrics, node_name(), step.backend, zs_sorter_degraded(s) != NULL,
+			     &before, &step.tally, err))
 		slurm_error("zonesort: job %u: %s", step.job, err);
 	step.sorted = true;
 	return s;
@@ -229,13 +244,13 @@ static void log_summary(const char *where, const struct zs_request *r)
 		if (step.sample.samples)
 			snprintf(conflicts, sizeof(conflicts), ", conflicts %.1f%% (random %.1f%%)",
 				 100.0 * step.sample.fraction, 100.0 * step.sample.random);
-		slurm_info("zonesort: job %u %s on %s: zonesort=%s%s%s%s, %s, backend %s%s%s%s%s", step.job, where,
+		slurm_info("zonesort: job %u %s on %s: zonesort=%s%s%s%s, %s, backend %s%s%s%s%s%s%s", step.job, where,
 			   node_name(), req, step.helper_failed[0] ? " but periodic sorting did not run (" : "",
 			   step.helper_failed, step.helper_failed[0] ? ")" : "",
 			   zs_tally_describe(&t, tally, sizeof(tally)), step.backend ? step.backend : "none",
 			   step.module_refused ? " (module refused by the kernel: " : "",
 			   step.module_refused ? step.module_refused : "", step.module_refused ? ")" : "",
-			   conflicts);
+			   conflicts, step.degraded[0] ? ", degraded: " : "", step.degraded);
 	}
 }
 
@@ -260,7 +275,7 @@ static void report_step(spank_t sp, const char *where, const struct zs_request *
 	snprintf(rs.node, sizeof(rs.node), "%s", node_name());
 	zs_request_describe(r, rs.mode, sizeof(rs.mode));
 	snprintf(rs.backend, sizeof(rs.backend), "%s", step.backend ? step.backend : "none");
-	snprintf(rs.note, sizeof(rs.note), "%s", step.unavailable);
+	snprintf(rs.note, sizeof(rs.note), "%s", step.unavailable[0] ? step.unavailable : step.degraded);
 	if (zs_report_add(&policy.report, uid, &rs, err))
 		slurm_error("zonesort: job %u: %s", step.job, err);
 }
@@ -287,13 +302,31 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 		}
 	}
 	if (r.mode != ZS_MODE_OFF)
-		zs_sorter_close(sort_now());
+		zs_sorter_close(sort_now(ZS_SITE_PROLOG));
 	log_summary("prolog", &r);
 	report_step(sp, "prolog", &r);
 	unsigned expired;
 	char err[ZS_ERRLEN];
 
 	if (zs_report_expire(&policy.report, time(NULL), &expired, err))
+		slurm_error("zonesort: job %u: %s", step.job, err);
+	return 0;
+}
+
+/* --- job epilog: once per node per job, as root ------------------------ */
+
+/* When the job ended here: Slurm runs this just before the Epilog script,
+ * so a health check there that stops recording shows as a job end newer
+ * than its last run (etc/prometheus-rules.zonesort.yml). Only with
+ * prometheus_dir=; never fails the job. */
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+	char err[ZS_ERRLEN];
+
+	if (load_policy(ac, av) || !policy.metrics.prometheus_dir[0])
+		return 0;
+	spank_get_item(sp, S_JOB_ID, &step.job);
+	if (zs_metrics_job_end(&policy.metrics, node_name(), err))
 		slurm_error("zonesort: job %u: %s", step.job, err);
 	return 0;
 }
@@ -365,8 +398,11 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	r = effective_request();
 	if (r.mode == ZS_MODE_OFF)
 		return 0;
-	struct zs_sorter *s = sort_now();
-	bool have_sorter = s && zs_sorter_backend(s) != ZS_SORTER_NONE;
+	struct zs_sorter *s = sort_now(ZS_SITE_STEP);
+	/* A degraded node's helper would only compact, which the site must
+	 * have asked for (compact_fallback=periodic). */
+	bool have_sorter = s && zs_sorter_backend(s) != ZS_SORTER_NONE &&
+			   (!zs_sorter_degraded(s) || policy.sorter.fallback >= ZS_FALLBACK_PERIODIC);
 
 	zs_sorter_close(s);
 	if (r.mode == ZS_MODE_PERIODIC && have_sorter)

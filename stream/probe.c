@@ -382,17 +382,28 @@ static int bind_and_touch(const struct st_topo *t, const struct st_run_cfg *cfg,
 	return 0;
 }
 
-/* One untimed warm-up repetition, then R timed ones. */
-static void time_kernels(const struct st_run_cfg *cfg, const struct arrays *ar, double *times)
+/* One untimed warm-up repetition, then up to R timed ones: fewer when a
+ * budget is set and one more would take the timed part past it (at an
+ * average repetition's time). Returns how many ran. */
+static unsigned time_kernels(const struct st_run_cfg *cfg, const struct arrays *ar, double *times)
 {
 	const int nt = cfg->threads;
 	const unsigned R = cfg->repeats;
 	const uint64_t n = cfg->elements;
 	st_kernel_fn fn[ST_NKERNELS];
+	double timed_start = 0;
 
 	for (int k = 0; k < ST_NKERNELS; k++)
 		fn[k] = st_kernel_get(cfg->isa, cfg->streaming, (enum st_kernel)k);
 	for (int r = -1; r < (int)R; r++) {
+		if (r == 0)
+			timed_start = omp_get_wtime();
+		if (cfg->budget_s > 0 && r >= (int)ST_MIN_REPEATS) {
+			double spent = omp_get_wtime() - timed_start;
+
+			if (spent + spent / r > cfg->budget_s)
+				return (unsigned)r;
+		}
 		for (int k = 0; k < ST_NKERNELS; k++) {
 			if (!(cfg->kernel_mask & (1u << k)))
 				continue;
@@ -412,6 +423,7 @@ static void time_kernels(const struct st_run_cfg *cfg, const struct arrays *ar, 
 				times[(size_t)k * R + (unsigned)r] = dt > 1e-9 ? dt : 1e-9;
 		}
 	}
+	return R;
 }
 
 /* The test hook: one element of the array the last kernel wrote. */
@@ -427,12 +439,13 @@ static void spoil_result(const struct st_run_cfg *cfg, const struct arrays *ar)
 
 /* Expected values: the same operations on scalars, repeated as often
  * (STREAM's checkSTREAMresults). */
-static void expected_values(const struct st_run_cfg *cfg, double *ea, double *eb, double *ec)
+static void expected_values(const struct st_run_cfg *cfg, unsigned repeats, double *ea,
+			    double *eb, double *ec)
 {
 	*ea = INIT_A;
 	*eb = INIT_B;
 	*ec = INIT_C;
-	for (unsigned r = 0; r <= cfg->repeats; r++) {
+	for (unsigned r = 0; r <= repeats; r++) {
 		if (cfg->kernel_mask & (1u << ST_COPY))
 			*ec = *ea;
 		if (cfg->kernel_mask & (1u << ST_SCALE))
@@ -454,7 +467,7 @@ static void validate(const struct st_topo *t, const struct st_run_cfg *cfg, stru
 	uint64_t nbad = 0;
 	const struct bad *first = NULL;
 
-	expected_values(cfg, &ea, &eb, &ec);
+	expected_values(cfg, res->repeats, &ea, &eb, &ec);
 #pragma omp parallel num_threads(nt)
 	{
 		const int me = omp_get_thread_num();
@@ -522,13 +535,13 @@ int st_run(const struct st_topo *t, const struct st_run_cfg *cfg, struct st_resu
 	if (team_alloc(cfg, &tm, err) || arrays_alloc(cfg, &ar, err) ||
 	    bind_and_touch(t, cfg, &tm, &ar, err))
 		goto out;
-	time_kernels(cfg, &ar, tm.times);
+	res->repeats = time_kernels(cfg, &ar, tm.times);
 	if (cfg->corrupt)
 		spoil_result(cfg, &ar);
 	validate(t, cfg, &tm, &ar, res);
 	for (int k = 0; k < ST_NKERNELS; k++)
 		if (cfg->kernel_mask & (1u << k))
-			stats(tm.times + (size_t)k * R, R,
+			stats(tm.times + (size_t)k * R, res->repeats,
 			      (double)st_kernel_bytes((enum st_kernel)k) * (double)n,
 			      &res->kernel[k]);
 	rc = bound_cpus(&tm, res, err);

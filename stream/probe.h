@@ -54,7 +54,9 @@ struct st_run_cfg {
 	int npin;
 	int node;		/* bind the arrays to this NUMA node, -1 = first touch */
 	uint64_t elements;	/* per array, a multiple of ST_LINE_ELEMS */
-	unsigned repeats;
+	unsigned repeats;	/* timed repetitions, at most */
+	double budget_s;	/* > 0: stop repeating once the timed repetitions
+				 * took this long (after ST_MIN_REPEATS at least) */
 	unsigned kernel_mask;	/* 1 << enum st_kernel */
 	enum st_isa isa;
 	bool streaming;
@@ -66,8 +68,13 @@ struct st_stats {
 	double best_s;		/* shortest time of one repetition */
 };
 
+/* The fewest timed repetitions a time budget leaves: a best, a median
+ * and a minimum of their own. */
+#define ST_MIN_REPEATS 3u
+
 struct st_result {
 	struct st_stats kernel[ST_NKERNELS];
+	unsigned repeats;	/* timed repetitions run */
 	int *cpus;		/* sorted OS indexes the threads were bound to */
 	int ncpus;
 	bool valid;

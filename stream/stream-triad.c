@@ -34,6 +34,11 @@ enum {
 };
 
 #define DEFAULT_REPEATS 20u
+/* Without -r, the timed repetitions stop once they took this long (after
+ * ST_MIN_REPEATS): a large footprint on a slow node still fits the
+ * health check's time limit (-T 5: allocation, first touch, the warm-up
+ * and this). */
+#define DEFAULT_BUDGET_S 2.0
 /* Past this, some combination of kernels would overflow the validation's
  * recurrence (see probe.c). */
 #define MAX_REPEATS 2000u
@@ -43,6 +48,15 @@ enum {
  * available. */
 #define CACHE_FACTOR 12u
 #define FLOOR_BYTES ((uint64_t)256 << 20)
+/* With a memory-side cache: a quarter of it. Conflicts grow with the
+ * footprint's share of the cache; a quarter keeps enough of what a
+ * half-cache job meets to fail a node whose jobs collide 30% (the node
+ * tests measure it), at half the time. At most MEMCACHE_MAX: the
+ * allocation and first touch of hundreds of GiB (Optane Memory Mode)
+ * would not fit a health check's time limit; stream-triad(1) says how to
+ * size -s against it. */
+#define MEMCACHE_SHARE 4u
+#define MEMCACHE_MAX ((uint64_t)32 << 30)
 
 enum numa_cpus { NUMA_CPUS_LOCAL, NUMA_CPUS_ALL };
 
@@ -50,6 +64,7 @@ struct opts {
 	uint64_t size;			/* footprint of the three arrays, 0 = default */
 	const char *size_text;
 	unsigned repeats;
+	bool repeats_given;		/* -r: exactly that many, no time budget */
 	unsigned kernel_mask;
 	double min_bw;			/* bytes/s, 0 = none */
 	bool json;
@@ -111,11 +126,13 @@ static void usage(void)
 	       "a[i] = b[i] + s*c[i], one pinned OpenMP thread per allowed core.\n"
 	       "\n"
 	       "  -s, --size=SIZE         footprint of the three arrays together (not per\n"
-	       "                          array), e.g. 512M, 2GiB, 4GB; default: half of a\n"
-	       "                          memory-side cache, else 12 times the CPU caches\n"
-	       "                          (at least 256 MiB, at most half of MemAvailable)\n"
-	       "  -r, --repeats=N         timed repetitions, 1 to %u (default %u), after\n"
-	       "                          one untimed warm-up\n"
+	       "                          array), e.g. 512M, 2GiB, 4GB; default: a quarter\n"
+	       "                          of a memory-side cache (at most 32 GiB), else 12\n"
+	       "                          times the CPU caches (at least 256 MiB); at most\n"
+	       "                          half of MemAvailable\n"
+	       "  -r, --repeats=N         timed repetitions, 1 to %u, after one untimed\n"
+	       "                          warm-up; default %u, fewer (at least 3) when they\n"
+	       "                          would take more than 2 s\n"
 	       "  -k, --kernels=LIST      comma-separated kernels to run: triad, copy,\n"
 	       "                          scale, add or all; triad always runs (default triad)\n"
 	       "  -m, --min-bw=BW         exit 1 when the best triad bandwidth is below BW:\n"
@@ -255,6 +272,7 @@ static int parse_option(int c, char **argv, struct opts *o)
 		if (zs_parse_u64("--repeats", optarg, 1, MAX_REPEATS, &u, err))
 			return usage_error("%s", err);
 		o->repeats = (unsigned)u;
+		o->repeats_given = true;
 		return GO_ON;
 	case 'k':
 		return parse_kernels(optarg, &o->kernel_mask, err) ? usage_error("%s", err) : GO_ON;
@@ -465,7 +483,7 @@ static uint64_t default_footprint(const struct st_topo *t, hwloc_const_bitmap_t 
 	}
 	if (cache) {
 		*rule = "memory-side cache";
-		return cache / 2;
+		return cache / MEMCACHE_SHARE < MEMCACHE_MAX ? cache / MEMCACHE_SHARE : MEMCACHE_MAX;
 	}
 	*rule = "caches";
 	uint64_t f = CACHE_FACTOR * st_topo_cache_bytes(t, cpus);
@@ -633,6 +651,7 @@ static int measure(const struct st_topo *t, const struct opts *o, enum st_isa is
 		.node = p->node,
 		.elements = p->elements,
 		.repeats = o->repeats,
+		.budget_s = o->repeats_given ? 0 : DEFAULT_BUDGET_S,
 		.kernel_mask = o->kernel_mask,
 		.isa = isa,
 		.streaming = o->streaming,
@@ -837,7 +856,7 @@ static void print_json(const struct run *r, const struct opts *o, const char *ho
 	       (unsigned long long)footprint_of(whole), (unsigned long long)whole->elements,
 	       whole->size_rule);
 	printf(",\"repeats\":%u,\"streaming_stores\":%s,\"isa\":\"%s\",\"pinned\":%s",
-	       o->repeats, streaming_stores(r, o) ? "true" : "false", st_isa_name(r->isa),
+	       whole->res.repeats, streaming_stores(r, o) ? "true" : "false", st_isa_name(r->isa),
 	       whole->runtime_placement ? "false" : "true");
 	printf(",\"kernels\":");
 	json_kernels(&whole->res, o->kernel_mask);
@@ -855,7 +874,7 @@ static void print_tables(const struct run *r, const struct opts *o, const char *
 			 bool failed, double elapsed)
 {
 	printf(PROG " %s on %s: %u repetitions (+1 warm-up), %s stores (%s kernels)\n",
-	       PACKAGE_VERSION, host, o->repeats, streaming_stores(r, o) ? "streaming" : "ordinary",
+	       PACKAGE_VERSION, host, r->plans[0].res.repeats, streaming_stores(r, o) ? "streaming" : "ordinary",
 	       st_isa_name(r->isa));
 	describe(&r->plans[0], "node");
 	table(&r->plans[0], o->kernel_mask);

@@ -104,7 +104,9 @@ _gn_result_or_gone() { [ -e "$1" ] || ! kill -0 "$2" 2>/dev/null; }
 # helper's last sample, taken after the job allocated: the job holds its
 # memory for two periods). Prints
 #   ZSTEST job_TAG=ok mode=M job=J srun_rc=N conflicts_rc=N reader=F
-#          reader_pages=N reader_all=F reader_all_pages=N random=F tool=F
+#          reader_pages=N reader_all=F reader_all_pages=N random=F
+#          prefix2=F prefix4=F prefix8=F (the first 1/2, 1/4, 1/8 of the
+#          buffer alone: what a smaller job got from the same lists) tool=F
 #          tool_pages=N tool_random=F plugin=F|none plugin_random=F|none
 #          module_...=  (the module's figures at its last sort)
 # and the job's summary lines between ZSTEST_BEGIN/DONE summary_TAG.
@@ -146,6 +148,8 @@ gn_job() {
 		"reader=$(_gn_field "$line" buffer_fraction) reader_pages=$(_gn_field "$line" buffer_pages)" \
 		"reader_all=$(_gn_field "$line" all_fraction) reader_all_pages=$(_gn_field "$line" all_pages)" \
 		"random=$(_gn_field "$line" random) huge_pages=$(_gn_field "$line" buffer_huge_pages)" \
+		"prefix2=$(_gn_field "$line" prefix2_fraction) prefix4=$(_gn_field "$line" prefix4_fraction)" \
+		"prefix8=$(_gn_field "$line" prefix8_fraction)" \
 		"tool=$(jq -r .conflict_fraction <<< "$z" 2>/dev/null) tool_pages=$(jq -r .pages <<< "$z" 2>/dev/null)" \
 		"tool_random=$(jq -r .random_fraction <<< "$z" 2>/dev/null)" \
 		"plugin=$plugin plugin_random=$prand helper_pages=$helper" "$(_gn_module_estimate)"

@@ -17,6 +17,8 @@ int cmd_run(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_conflicts(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_check_dir(int argc, char **argv);
+int cmd_textfile_write(int argc, char **argv);
 
 /* Parses --cache-size and --ways (either may be NULL: not given) into size
  * and ways (0 = not given), printing a usage error for a bad value: a size

@@ -322,7 +322,12 @@ static void usage(void)
 	       "allocation in flight, a job exiting) or PID's descendants grow\n"
 	       "resident, at most max(SECONDS, 10) seconds.\n"
 	       "Prints the running totals after each round:\n"
-	       "  rounds=R sorted=S recent=R busy=B failed=F seconds=T\n"
+	       "  rounds=R sorted=S recent=R busy=B failed=F seconds=T compacted=C\n"
+	       "  fallback=L degraded=D\n"
+	       "(compacted: sorts that compacted a full quarantine's node; fallback and\n"
+	       "degraded: rounds of a cache node without its kernel sorter, compacted in\n"
+	       "its place or left alone; see zonesort(8)). On such a node, unless\n"
+	       "compact_fallback=periodic, it says so once and exits 0.\n"
 	       "With --sample PID, also measures after each round the cache-slot\n"
 	       "conflicts of PID's descendant processes (this helper excluded), as\n"
 	       "'zonesort conflicts' does, and prints\n"
@@ -432,7 +437,8 @@ static void sort_round(struct helper *h, bool quiet, double *next)
 	before = zs_sorter_last_start(h->s);
 	zs_sorter_sort(h->s, h->min_interval, &h->tally, note_failure, &ctx);
 	if (zs_metrics_sorts(&h->a->policy.metrics, NULL, zs_sorter_kind_name(zs_sorter_backend(h->s)),
-			     &tally_before, &h->tally, err) && ctx.nerrors < 4)
+			     zs_sorter_degraded(h->s) != NULL, &tally_before, &h->tally, err) &&
+	    ctx.nerrors < 4)
 		snprintf(ctx.errors[ctx.nerrors++], ZS_ERRLEN, "%s", err);
 	/* Our next sort is due a full period after this one began, so it is
 	 * never refused as too recent by our own stamp however late this
@@ -495,6 +501,7 @@ static void helper_loop(struct helper *h)
 static int run_helper(const struct run_args *a)
 {
 	struct helper h = { .a = a, .sm = { .off = true }, .parent = (pid_t)a->parent, .pidfd = -1 };
+	struct zs_sorter_opts opts = a->policy.sorter;
 	char err[ZS_ERRLEN];
 
 	if (a->parent) {
@@ -503,7 +510,8 @@ static int run_helper(const struct run_args *a)
 			return ZS_EXIT_OK;
 	}
 	stop_on_signals(&h.unblocked);
-	if (zs_sorter_open(&a->policy.sorter, &a->policy.memcache, &a->policy.metrics, &h.s, err)) {
+	opts.site = ZS_SITE_PERIODIC;
+	if (zs_sorter_open(&opts, &a->policy.memcache, &a->policy.metrics, &h.s, err)) {
 		emit_error("", err, true);
 		return ZS_EXIT_FAIL;
 	}
@@ -511,6 +519,14 @@ static int run_helper(const struct run_args *a)
 	 * once and leaves the node alone. */
 	if (zs_sorter_nothing_to_sort(h.s)) {
 		fprintf(stderr, "zonesort run: %s\n", ZS_NOTHING_TO_SORT);
+		emit_tally(&h.tally, true);
+		zs_sorter_close(h.s);
+		return ZS_EXIT_OK;
+	}
+	/* Likewise a degraded node where the site keeps compaction out of
+	 * running steps (compact_fallback= below periodic). */
+	if (zs_sorter_backend(h.s) == ZS_SORTER_NONE && zs_sorter_degraded(h.s)) {
+		emit_error("degraded: ", zs_sorter_degraded(h.s), false);
 		emit_tally(&h.tally, true);
 		zs_sorter_close(h.s);
 		return ZS_EXIT_OK;

@@ -15,6 +15,8 @@ static void print_node(void *ctx, const struct zs_node_result *r)
 
 	if (r->node < 0)
 		printf("zonesort: %s: %s\n", zs_outcome_name(r->outcome), r->msg);
+	else if (r->outcome == ZS_FALLBACK)
+		printf("zonesort: node %d: compacted in place of a sort in %.3f s\n", r->node, r->seconds);
 	else if (r->outcome == ZS_SORTED)
 		printf("zonesort: node %d: sorted in %.3f s (%s)%s%s\n", r->node, r->seconds, backend,
 		       r->msg[0] ? ": " : "", r->msg);
@@ -37,6 +39,9 @@ static void usage(void)
 	       "nothing to sort and is left alone, unless nocache=compact is given.\n"
 	       "Nodes sorted less than --min-interval seconds ago are skipped (default\n"
 	       "0: always sort).\n"
+	       "A node with a cache but without its kernel sorter (module missing or\n"
+	       "refused) is degraded: with sorter=auto it is compacted in its place\n"
+	       "here whatever compact_fallback= says (that key is for the plugin).\n"
 	       "Exit: 0 sorted or nothing to sort, 1 a node failed or no sorter exists,\n"
 	       "2 usage error.\n");
 }
@@ -108,9 +113,11 @@ static int run_sort(const struct sort_args *a)
 		zs_sorter_close(s);
 		return ZS_EXIT_FAIL;
 	}
-	/* sorter=auto went on without the module: say why by name. */
-	if (zs_sorter_refusal(s))
-		fprintf(stderr, "zonesort sort: %s; sorting with %s instead\n", zs_sorter_why(s), backend);
+	/* A cache node without its kernel sorter: say why (a refusal by
+	 * name); compaction stands in here, as the administrator asked. */
+	if (zs_sorter_degraded(s))
+		fprintf(stderr, "zonesort sort: degraded: %s; sorting with %s instead\n", zs_sorter_why(s),
+			backend);
 	rc = zs_sorter_sort(s, (unsigned)a->min_interval, &tally, print_node, (void *)backend);
 	printf("zonesort: nodes %s: %s, backend %s\n", zs_sorter_targets(s, buf, sizeof(buf)),
 	       zs_tally_describe(&tally, err, sizeof(err)), backend);

@@ -372,6 +372,8 @@ static void print_human(const struct zs_sorter *s, const struct zs_memcache *mc,
 	printf("sorter: %s", zs_sorter_kind_name(k));
 	if (zs_sorter_nothing_to_sort(s))
 		printf(" (%s; nocache=compact compacts such a node all the same)", zs_sorter_why(s));
+	else if (zs_sorter_degraded(s))
+		printf(" (degraded: %s)", zs_sorter_degraded(s));
 	else if (k == ZS_SORTER_NONE || zs_sorter_why(s)[0])
 		printf(" (%s)", zs_sorter_why(s));
 	putchar('\n');
@@ -409,6 +411,11 @@ static void print_json(const struct zs_sorter *s, const struct zs_memcache *mc, 
 		       mc[i].ways, mc[i].depth, mc[i].source);
 	printf("],\"sorter\":\"%s\",\"why\":", zs_sorter_kind_name(zs_sorter_backend(s)));
 	zs_json_string(stdout, zs_sorter_why(s));
+	printf(",\"degraded\":");
+	if (zs_sorter_degraded(s))
+		zs_json_string(stdout, zs_sorter_degraded(s));
+	else
+		printf("null");
 	print_module_json(m);
 	printf(",\"targets\":");
 	zs_json_string(stdout, zs_sorter_targets(s, buf, sizeof(buf)));

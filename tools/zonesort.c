@@ -19,13 +19,15 @@ static const struct {
 	{ "status", cmd_status, "show memory-side caches, the sorter, target nodes and free-memory slot balance" },
 	{ "conflicts", cmd_conflicts, "cache-slot collisions of processes or of a Slurm job on this node" },
 	{ "report", cmd_report, "what zonesort did for your job on this node (any user, own jobs only)" },
+	{ "check-dir", cmd_check_dir, "whether root may write into a textfile directory (as prometheus_dir=)" },
+	{ "textfile-write", cmd_textfile_write, "replace DIR/NAME by standard input, atomically, as prometheus_dir= is written" },
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: zonesort <command> [options] [key=value ...]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nkey=value words are the site policy keys of the SPANK plugin's\n"
 		   "plugstack.conf line (sorter=, nodes=, sysfs=, cache_size=, ...).\n"
 		   "'zonesort <command> --help' describes a command. Version " PACKAGE_VERSION ".\n");
@@ -68,7 +70,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "zonesort: unknown command '%s'; expected one of: sort, run, status, conflicts, report\n",
+	fprintf(stderr, "zonesort: unknown command '%s'; expected one of: sort, run, status, conflicts, report, check-dir, textfile-write\n",
 		argv[1]);
 	return ZS_EXIT_USAGE;
 }

@@ -10,7 +10,9 @@
  *       (root only) and prints one line
  *         NODEJOB round=K buffer_pages=.. buffer_conflicting=.. buffer_fraction=..
  *                 all_pages=.. all_conflicting=.. all_fraction=.. random=..
- *                 buffer_huge_pages=..
+ *                 buffer_huge_pages=.. prefix2_fraction=.. prefix4_fraction=..
+ *                 prefix8_fraction=.. prefix2_random=.. prefix4_random=..
+ *                 prefix8_random=..
  *       also written to DIR/res.K; then keeps the memory until DIR/release.K
  *       exists and unmaps it. "buffer" counts the fresh memory alone, "all"
  *       every present page the process maps (what a tool reading the
@@ -29,6 +31,11 @@
  *       the frame of every base page of a huge page), so a huge page counts
  *       once per cache slot it covers; buffer_huge_pages is how many of the
  *       buffer's base pages a huge page backs (/proc/self/smaps).
+ *       prefixN_fraction counts the first 1/N of the buffer alone: the
+ *       buffer is touched one page after the other from its start, so that
+ *       prefix holds the pages a job of 1/N the size would have got from
+ *       the same free lists (the conflicts a smaller probe would meet);
+ *       prefixN_random is its random-placement reference.
  *   nodejob age MIB KEEP_PERMILLE FILE SEED
  *       Ages the free lists as a job that comes and goes does: faults in
  *       MIB of anonymous memory page by page, and after each page, with
@@ -266,7 +273,7 @@ static void measure(const char *dir, unsigned long long round, char *buf, size_t
 	size_t bpages, bconf, apages, aconf, huge = huge_pages(buf);
 	int pagemap = open("/proc/self/pagemap", O_RDONLY);
 	FILE *maps = fopen("/proc/self/maps", "r");
-	char line[4096], path[4096], tmp[4096], out[512];
+	char line[4096], path[4096], tmp[4096], out[768];
 
 	if (pagemap < 0 || !maps)
 		die("/proc/self/pagemap or maps");
@@ -286,15 +293,33 @@ static void measure(const char *dir, unsigned long long round, char *buf, size_t
 	}
 	fclose(maps);
 	close(pagemap);
+	/* Before the whole buffer is counted (which sorts it): its prefixes
+	 * in touch order. */
+	double prefix[3], prefix_random[3];
+	struct frames part = { 0 };
+
+	reserve(&part, mine.n / 2 + 1);
+	for (int i = 0; i < 3; i++) {
+		size_t ppages, pconf;
+
+		part.n = mine.n >> (i + 1);
+		memcpy(part.pfn, mine.pfn, part.n * sizeof(*part.pfn));
+		count_conflicts(&part, slots, ways, &ppages, &pconf);
+		prefix[i] = ppages ? (double)pconf / (double)ppages : 0;
+		prefix_random[i] = random_fraction(ppages, slots, ways);
+	}
+	free(part.pfn);
 	count_conflicts(&mine, slots, ways, &bpages, &bconf);
 	count_conflicts(&all, slots, ways, &apages, &aconf);
 	snprintf(out, sizeof(out),
 		 "NODEJOB round=%llu buffer_pages=%zu buffer_conflicting=%zu buffer_fraction=%.6f "
 		 "all_pages=%zu all_conflicting=%zu all_fraction=%.6f random=%.6f cpu0=%d cpu1=%d "
-		 "buffer_huge_pages=%zu\n",
+		 "buffer_huge_pages=%zu prefix2_fraction=%.6f prefix4_fraction=%.6f "
+		 "prefix8_fraction=%.6f prefix2_random=%.6f prefix4_random=%.6f prefix8_random=%.6f\n",
 		 round, bpages, bconf, (double)bconf / (double)bpages, apages, aconf,
 		 (double)aconf / (double)apages, random_fraction(bpages, slots, ways), cpu0, cpu1,
-		 huge);
+		 huge, prefix[0], prefix[1], prefix[2], prefix_random[0], prefix_random[1],
+		 prefix_random[2]);
 	fputs(out, stdout);
 	fflush(stdout);
 	snprintf(tmp, sizeof(tmp), "%s/.res.%llu", dir, round);

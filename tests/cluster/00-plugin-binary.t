@@ -14,7 +14,7 @@ exported=$(nm -D --defined-only "$ZS_PLUGIN" | awk '{ print $3 }' | sort | tr '\
 slurm_hex=$(sed -n 's/^#define SLURM_VERSION_NUMBER 0x\([0-9a-fA-F]*\).*/\1/p' /usr/include/slurm/slurm_version.h)
 failure_mode=
 [ $((0x${slurm_hex:-0})) -ge $(((25 << 16) + (5 << 8))) ] && failure_mode="slurm_spank_init_failure_mode "
-is "$exported" "plugin_name plugin_type plugin_version slurm_spank_exit slurm_spank_init ${failure_mode}slurm_spank_init_post_opt slurm_spank_job_prolog slurm_spank_task_exit " \
+is "$exported" "plugin_name plugin_type plugin_version slurm_spank_exit slurm_spank_init ${failure_mode}slurm_spank_init_post_opt slurm_spank_job_epilog slurm_spank_job_prolog slurm_spank_task_exit " \
 	"only plugin_* and slurm_spank_* symbols are exported"
 dyn=$(readelf -d "$ZS_PLUGIN")
 like "$dyn" 'BIND_NOW|FLAGS.*NOW' "bound now (-z now)"

@@ -48,6 +48,9 @@ done
 after=$(next_jobid)
 is "$after" "$((before + 1))" "no job was created"
 like "$(srun --help 2>&1 | tr -s " \n" "  ")" "off \\(not allowed here\\)" "--help says off is not allowed here"
+like "$(srun --help 2>&1 | tr -s " \n" "  ")" "Default: on\\." "--help names the default, on"
+cluster_plugstack "$SC_POLICY min_period=10 default=60"
+like "$(srun --help 2>&1 | tr -s " \n" "  ")" "Default: 60 \\(every 60 s\\)\\." "--help names a periodic default with its period"
 
 # Good values are accepted.
 for v in off on 10 86400; do

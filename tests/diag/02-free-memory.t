@@ -137,8 +137,8 @@ unlike "$nohist" "bins of" "no histogram unless asked"
 
 # --- what status showed before stays as it was ------------------------------------------
 plain=$("$Z" status --json "$ST")
-is "$(jq -c 'keys' <<< "$plain")" '["memory_side_caches","module","nodes","sorter","targets","version","why"]' \
-	"top-level JSON keys unchanged"
+is "$(jq -c 'keys' <<< "$plain")" '["degraded","memory_side_caches","module","nodes","sorter","targets","version","why"]' \
+	"top-level JSON keys: the old ones plus degraded"
 is "$(jq -c '.nodes[0] | keys' <<< "$plain")" \
 	'["cache_size","detail","free","free_slots","memory","node","quarantine","target","works"]' \
 	"node keys: the old ones plus free_slots and quarantine"

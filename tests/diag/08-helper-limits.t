@@ -17,10 +17,11 @@ need_file "$ZS_ZONESORT" "zonesort command"
 work=$(mktemp -d /tmp/zs-diag08.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/sysfs" "$work/nodes"
-# No sorter: the sorts go nowhere (no kernel interface, no compaction).
-# The cache is configured (cache_size=): without one the helper has
-# nothing to sort and ends at once.
-policy=( "statedir=$work/state" "sysfs=$work/sysfs" "node_sysfs=$work/nodes" cache_size=64M ways=1 )
+# No sorter: the sorts go nowhere (sorter=none). The cache is configured
+# (cache_size=): without one the helper has nothing to sort and ends at
+# once, as it does on a cache node without its kernel sorter (degraded)
+# where the site keeps compaction out of running steps.
+policy=( "statedir=$work/state" "sysfs=$work/sysfs" "node_sysfs=$work/nodes" cache_size=64M ways=1 sorter=none )
 
 echo -1000 > "$work/adj"
 unshare --mount sh -c 'mount --bind "$1" /proc/$$/oom_score_adj && shift && exec "$@"' sh "$work/adj" \

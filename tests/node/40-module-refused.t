@@ -10,9 +10,10 @@
 # cannot be had here is Secure Boot itself (UEFI firmware, shim and an
 # enrolled MOK), which only changes how these settings get switched on.
 #
-# With "sorter=auto modprobe=zonesort prometheus_dir=..." jobs run and
-# are sorted by compaction, and zonesort status, zonesort sort, the
-# plugin's summary line and the metrics name the refusal; the kernel's
+# With "sorter=auto modprobe=zonesort prometheus_dir=..." jobs run, the
+# node is degraded and compacted in the job prolog in place of a sort,
+# and zonesort status, zonesort sort, the plugin's summary line and the
+# metrics name the refusal and the degraded state; the kernel's
 # log (its own words) confirms it, and the module is not loaded. A third
 # boot without either setting is the control: the same module file
 # loads on the same kernel.
@@ -54,22 +55,26 @@ refused() {
 	is "$(km_lines "$LOG" status_json | grep -v '^rc=' | jq -r '.module.would_be_refused + " " + (.module.signatures_enforced | tostring)')" \
 		"$reason true" "$mode: zonesort status --json: module.would_be_refused $reason, signatures enforced"
 	v=$(km_lines "$LOG" sort_modprobe)
-	like "$v" "zonesort sort: modprobe zonesort refused by the kernel: $reason .*sorting with compact instead" \
-		"$mode: zonesort sort modprobe=zonesort says why it sorts by compaction"
+	like "$v" "zonesort sort: degraded: modprobe zonesort refused by the kernel: $reason .*sorting with compact instead" \
+		"$mode: zonesort sort modprobe=zonesort says the node is degraded, why, and that it compacts instead"
 	like "$v" "backend compact" "$mode: ... and sorts"
 	like "$v" "rc=0" "$mode: ... exit 0"
 	like "$(km_lines "$LOG" status_modprobe)" \
-		"sorter: compact \\(modprobe zonesort refused by the kernel: $reason \\($says" \
+		"sorter: compact \\(degraded: modprobe zonesort refused by the kernel: $reason \\($says" \
 		"$mode: zonesort status modprobe=zonesort: the sorter line names the refusal and the kernel's words"
 	is "$(km_get "$LOG" job_rc)" 0 "$mode: a job with --zonesort=on runs and exits 0"
 	is "$(km_lines "$LOG" job_stderr | grep -v '^rc=')" "" "$mode: ... with a clean stderr"
 	v=$(km_lines "$LOG" summary)
-	like "$v" "prolog on [^ ]*: zonesort=on, 1 sort, .* 0 failed, [0-9.]+ s, backend compact \\(module refused by the kernel: $reason\\)" \
-		"$mode: the plugin's summary line: sorted by compaction, module refused by name"
+	like "$v" "prolog on [^ ]*: zonesort=on, 0 sorts, 1 compacted in place of a sort, 0 left unsorted, .* 0 failed, [0-9.]+ s, backend compact \\(module refused by the kernel: $reason\\), degraded: modprobe zonesort refused by the kernel: $reason" \
+		"$mode: the plugin's summary line: compacted in place of a sort, module refused by name, degraded"
 	like "$(km_lines "$LOG" metrics)" "zonesort_module_refused\\{node=\"[^\"]+\",reason=\"$reason\"\\} 1" \
 		"$mode: the metrics: zonesort_module_refused{reason=\"$reason\"} 1"
 	like "$(km_lines "$LOG" metrics)" "zonesort_sorter_up\\{node=\"[^\"]+\",backend=\"compact\"\\} 1" \
 		"$mode: ... next to the sorter used instead"
+	like "$(km_lines "$LOG" metrics)" "zonesort_sorter_degraded\\{node=\"[^\"]+\"\\} 1" \
+		"$mode: ... and zonesort_sorter_degraded 1"
+	like "$(km_lines "$LOG" metrics)" "zonesort_sorts_total\\{node=\"[^\"]+\",outcome=\"sorted\"\\} 0" \
+		"$mode: ... with no compaction counted as a sort"
 	is "$(km_get "$LOG" module_loaded_by_sort) $(km_get "$LOG" module_loaded)" "no no" "$mode: the module is not loaded"
 	like "$(km_lines "$LOG" dmesg_all)" "$6" "$mode: the kernel's log has its own refusal"
 	is "$(km_dmesg_bad "$LOG")" "" "$mode: no WARNING, BUG, oops or corruption in dmesg"

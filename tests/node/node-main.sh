@@ -25,6 +25,36 @@ nd_tolerance() {
 	awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; printf "%.4f", 3 * d / a + 0.0005 }'
 }
 
+# nd_probe_detection LOG: what stream-triad's default footprint, a quarter
+# of the memory-side cache (stream-triad(1)), would meet on this node. The
+# half-cache jobs touch their buffer from its start, so its first half
+# holds the pages a quarter-cache probe would have got from the same free
+# lists (nodejob's prefix2). TCG has no cache to slow a colliding page,
+# so the probe's verdict is modeled: a direct-mapped cache serves the lines
+# of a colliding page from far memory, and with far memory R times slower
+# than the cache the triad runs at 1 / ((1 - f) + f R) of a healthy node's
+# figure for a colliding fraction f. With R = 3 (HBM against DDR5 in Xeon
+# Max cache mode; KNL's MCDRAM against DDR4 is nearer 5) and the check's
+# usual -p 80, a probe fails when f > 1/8. Detection is proportional: a
+# node whose half-cache job collides 30% fails when the probe keeps more
+# than 1/8 / 0.30 of the job's fraction.
+nd_probe_detection() {
+	local log=$1 moff mon f_job f_probe f_on r_fail r_pass
+	moff=$(tr -d '\r' < "$log" | grep "^ZSTEST job_off=" | tail -1)
+	mon=$(tr -d '\r' < "$log" | grep "^ZSTEST job_on=" | tail -1)
+	_p() { tr ' ' '\n' <<< "$1" | sed -n "s/^$2=//p"; }
+	f_job=$(_p "$moff" reader)
+	f_probe=$(_p "$moff" prefix2)
+	f_on=$(_p "$mon" prefix2)
+	diag "default probe footprint (a quarter of the cache) on the aged node: $f_probe; the half-cache job: $f_job;" \
+		"an eighth: $(_p "$moff" prefix4), a sixteenth: $(_p "$moff" prefix8); on the sorted node: $f_on"
+	r_fail=$(awk -v f="$f_probe" -v j="$f_job" 'BEGIN { g = j > 0 ? 0.30 * f / j : 0; printf "%.3f", 1 / ((1 - g) + 3 * g) }')
+	r_pass=$(awk -v f="$f_on" 'BEGIN { printf "%.3f", 1 / ((1 - f) + 3 * f) }')
+	num_ok "the default probe footprint keeps enough of the job's conflicts: a node whose job collides 30% measures $r_fail of its healthy triad, below -p 80: it fails" \
+		"\"$f_probe\" != \"\" && $f_job > 0 && $r_fail < 0.8"
+	num_ok "... and the sorted node ($f_on colliding) measures $r_pass: it passes" "\"$f_on\" != \"\" && $r_pass >= 0.8"
+}
+
 # nd_job_checks LOG TAG: the three measurements of one job agree.
 nd_job_checks() {
 	local log=$1 tag=$2 m tol rp tp
@@ -157,6 +187,7 @@ nd_main_test() {
 		num_ok "... and as much after the sorts, which did not compact the node ($off2)" "$off2 >= 0.10"
 	fi
 	num_ok "--zonesort=on beats off by at least 5 points ($on vs $off)" "$on + 0.05 <= $off"
+	nd_probe_detection "$log"
 	num_ok "--zonesort=$period beats off by at least 5 points ($per vs $off)" "$per + 0.05 <= $off"
 	diag "goal (reported, not asserted): on <= 2% while off >= 20%: on $on, off $off / $off2, random 39.3%"
 

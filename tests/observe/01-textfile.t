@@ -118,7 +118,61 @@ sortcount_reset	# the node was just sorted: min_period would skip this one
 before=$(sortcount)
 out=$("$ZS_ZONESORT" run --every 1 --count 1 $SC_POLICY prometheus_dir="$work/open"); rc=$?
 is "$rc" 0 "a directory anyone may write does not stop the sorting"
-like "$out" "error: prometheus_dir: refusing $work/open: owner uid 0, mode 0777" "the helper says why no metrics were written"
+like "$out" "error: prometheus_dir: refusing $work/open: mode 0777, owner uid 0: group or others may write it without the sticky bit" \
+	"the helper says why no metrics were written"
 is "$(ls -A "$work/open")" "" "and writes nothing there"
 is "$(sortcount)" $((before + 1)) "the node was sorted all the same"
+
+# --- a textfile directory of another user, as Debian's node_exporter has ------
+# /var/lib/prometheus and its node-exporter directory belong to prometheus
+# there; uid 65534 stands for it. zonesort check-dir and textfile-write
+# are the walk and the write of prometheus_dir= for shell programs.
+deb=$work/var/lib/prometheus/node-exporter
+mkdir -p "$deb" && chown 65534 "$work/var/lib/prometheus" "$deb"
+out=$("$ZS_ZONESORT" check-dir "$deb" 2>&1); rc=$?
+is "$rc/$out" "0/" "check-dir: a directory of another user (mode 0755) may be written, silently"
+sortcount_reset
+out=$("$ZS_ZONESORT" run --every 1 --count 1 $SC_POLICY prometheus_dir="$deb" 2>&1)
+unlike "$out" "error" "the periodic helper writes its metrics there without an error"
+like "$(stat -c '%U %a' "$deb/zonesort.prom" 2>&1)" "^root 644$" "... zonesort.prom, root's, mode 0644"
+printf 'precious\n' > "$work/victim"
+ln -s "$work/victim" "$deb/planted.prom"
+out=$(printf 'planted 1\n' | "$ZS_ZONESORT" textfile-write "$deb" planted.prom 2>&1); rc=$?
+is "$rc/$out" "0/" "textfile-write over a link its owner planted"
+is "$(cat "$work/victim")" precious "... leaves the link's target untouched"
+is "$(stat -c %F "$deb/planted.prom")/$(cat "$deb/planted.prom")" "regular file/planted 1" \
+	"... and puts a regular file with the new content in its place"
+is "$(ls -A "$deb" | grep -c tmp)" 0 "... leaving no temporary file"
+# A reader never sees half a file while textfile-write replaces it.
+rm -f "$work/stop"
+( for i in $(seq 150); do printf '%s\n' "$template" | "$ZS_ZONESORT" textfile-write "$deb" atomic.prom || exit 1; done ) &
+writer=$!
+reader "$deb/atomic.prom" zonesort_last "$work/atomic" &
+rpid=$!
+wait "$writer"; wrc=$?
+touch "$work/stop"; wait "$rpid"; rm -f "$work/stop"
+read -r n torn < "$work/atomic"
+is "$wrc" 0 "150 textfile-writes succeed"
+num_ok "... and $n reads see no torn file ($torn)" "$torn == 0 && $n > 0"
+# Refused: a link on the way, a directory others may write without the
+# sticky bit, a bad NAME; each says why and changes nothing.
+ln -s "$work/var/lib/prometheus" "$work/promlink"
+out=$(echo x 1 | "$ZS_ZONESORT" textfile-write "$work/promlink/node-exporter" l.prom 2>&1); rc=$?
+is "$rc" 1 "textfile-write through a symbolic link on the way is refused"
+like "$out" "refusing $work/promlink: a symbolic link \(to $work/var/lib/prometheus\), and no link is followed" "... naming it and why"
+is "$(ls "$deb" | grep -c '^l.prom')" 0 "... and writes nothing"
+out=$("$ZS_ZONESORT" check-dir "$work/promlink/node-exporter" 2>&1); rc=$?
+is "$rc" 1 "check-dir refuses it too"
+like "$out" "a symbolic link \(to " "... saying so"
+chmod 0775 "$deb"
+out=$(echo x 1 | "$ZS_ZONESORT" textfile-write "$deb" g.prom 2>&1); rc=$?
+is "$rc" 1 "a group-writable textfile directory is refused"
+like "$out" "refusing $deb: mode 0775, owner uid 65534: group or others may write it without the sticky bit" "... naming its mode, owner and why"
+chmod 0755 "$deb"
+out=$(echo x 1 | "$ZS_ZONESORT" textfile-write "$deb" ../escape.prom 2>&1); rc=$?
+is "$rc" 2 "a NAME with a slash is a usage error"
+like "$out" "NAME '../escape.prom': expected a file name without '/'" "... naming it"
+out=$("$ZS_ZONESORT" check-dir relative 2>&1); rc=$?
+is "$rc" 1 "check-dir: a relative path is refused"
+like "$out" "relative is not an absolute path" "... saying so"
 done_testing

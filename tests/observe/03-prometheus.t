@@ -8,7 +8,10 @@
 # module here), the triad the probe stand-in was told to report (no
 # memory-side cache here to slow a node down), the verdicts; the bandwidth
 # alert fires on the node the check drained; the sorter alert goes pending
-# when the sorter is gone; every query of the Grafana dashboard works.
+# when the sorter is gone, with the degraded alert; the job end the plugin
+# records precedes the check's run, so the stale-check alert stays silent;
+# every query of the Grafana dashboard works. The textfile directory
+# belongs to another user (uid 65534), as Debian's belongs to prometheus.
 set -u
 source "$(dirname "$0")/../../testbed/tap.sh"
 source "$(dirname "$0")/../../testbed/env.sh"
@@ -25,6 +28,7 @@ work=$(mktemp -d /tmp/zs-obs-prom.XXXXXX)
 chmod 755 "$work"
 textfile=$work/textfile
 mkdir -p "$textfile"
+chown 65534 "$textfile"
 sortcount_start "$work"
 trap 'prom_stop; cluster_stop; sortcount_stop; [ "$tap_failed" -gt 0 ] && diag "kept $work" || rm -rf "$work"' EXIT
 
@@ -75,6 +79,10 @@ is "$(prom_value "zonesort_health_checks_total{$N,verdict=\"pass\"}")" 1 "one pa
 is "$(prom_value "zonesort_triad_min_baseline_ratio{$N}")" 0.8 "the check's -p 80 as 0.8"
 epoch=$(jq -r .epoch <<< "$(hist_of "$job")")
 is "$(prom_value "zonesort_health_check_last_timestamp_seconds{$N}")" "$epoch" "the time of the check ($epoch)"
+ok "the plugin's job epilog recorded the job's end" prom_wait "zonesort_last_job_end_timestamp_seconds{$N}" "v > 0"
+end=$(prom_value "zonesort_last_job_end_timestamp_seconds{$N}")
+num_ok "... before the check ran ($end, the check's whole second $epoch)" "$end < $epoch + 1"
+is "$(prom_value "zonesort_sorter_degraded{$N}")" 0 "a node sorted by its kernel interface is not degraded"
 
 # --- the node slows down to half: drained, and the alert fires ----------
 echo 20 > "$work/triad"
@@ -101,12 +109,25 @@ like "$job3" '^[0-9]+$' "after a resume, a job at full speed ($job3)"
 cluster_wait_job_gone "$job3" 30
 ok "the alert resolves" wait_for 20 _prom_alert_is ZonesortBandwidthBelowBaseline "$ZS_NODE" ""
 
-# --- the sorter disappears: sorter_up 0, the alert pending (for: 15m) ----
+# --- the module disappears: degraded, its alert pending (for: 5m) --------
 cluster_plugstack "sorter=kernel sysfs=$work/gone statedir=$work/state nodes=0 min_period=1 prometheus_dir=$textfile $SC_CACHE"
 job4=$(run_job --zonesort=on)
 cluster_wait_job_gone "$job4" 30
-ok "without the kernel interface the sorter is down, backend none" prom_wait "zonesort_sorter_up{$N,backend=\"none\"}" "v == 0"
+ok "a cache node without its module is degraded" prom_wait "zonesort_sorter_degraded{$N}" "v == 1"
+ok "ZonesortSorterDegraded is pending (for: 5m)" wait_for 20 _prom_alert_is ZonesortSorterDegraded "$ZS_NODE" pending
+is "$(prom_alert ZonesortSorterDown "$ZS_NODE")" "" "... and not ZonesortSorterDown as well (nothing ran that could fail)"
+is "$(prom_value "zonesort_sorts_total{$N,outcome=\"degraded\"}")" 2 "the prolog and the step were left unsorted (outcome degraded)"
+is "$(prom_alert ZonesortHealthCheckStale "$ZS_NODE")" "" "the check ran after every job: no stale-check alert"
+
+# --- the sorter fails: sorter_up 0, the alert pending (for: 15m) ---------
+mkdir -p "$work/broken"
+ln -s /dev/full "$work/broken/nodeid"
+cluster_plugstack "sorter=kernel sysfs=$work/broken statedir=$work/state nodes=0 min_period=1 prometheus_dir=$textfile $SC_CACHE"
+job5=$(run_job --zonesort=on)
+cluster_wait_job_gone "$job5" 30
+ok "a kernel interface whose writes fail: the sorter is down, backend kernel" prom_wait "zonesort_sorter_up{$N,backend=\"kernel\"}" "v == 0"
 ok "ZonesortSorterDown is pending" wait_for 20 _prom_alert_is ZonesortSorterDown "$ZS_NODE" pending
+is "$(prom_value "zonesort_sorter_degraded{$N}")" 0 "... a sorter that fails is not a missing one: not degraded"
 
 # --- zonesort status --prometheus ------------------------------------------
 status=$("$ZS_ZONESORT" status --json --cache-size 64M --ways 1 --prometheus "$textfile" statedir="$work/state" "sorter=kernel" "sysfs=$work/sysfs")
@@ -127,9 +148,10 @@ is "$(prom_value 'sum(node_textfile_scrape_error)')" 0 "node_exporter reads ever
 ok "promtool check rules accepts the example rules" quietly promtool check rules "$RULES"
 ok "promtool test rules: the alerts fire as the rule tests say" sh -c "cd '$ZS_SRCDIR/tests/observe' && promtool test rules rules-test.yml > /dev/null"
 ok "the dashboard is JSON" quietly jq -e '.panels | length > 0' "$DASHBOARD"
+is "$(jq -c '.__inputs // [] | map(.name)' "$DASHBOARD")" "[]" "the dashboard declares no input (its data source is the template variable)"
 titles=$(jq -r '.panels[].title' "$DASHBOARD")
 for want in "Memory bandwidth per node" "relative to the post-boot baseline" "Slowest nodes" "Sorts per node" \
-	"Sampled conflicts" "conflict potential" "Sorter up"; do
+	"Sampled conflicts" "conflict potential" "Sorter up" "degraded"; do
 	like "$titles" "$want" "the dashboard has a panel \"$want\""
 done
 while IFS= read -r expr; do

@@ -2,7 +2,9 @@
 # loopback ports, with their own temporary directory.
 #
 #   prom_start TEXTFILE_DIR RULE_FILE...   node_exporter with only the
-#                                          textfile collector, Prometheus
+#                                          textfile collector and stat (its
+#                                          node_boot_time_seconds, which the
+#                                          rules compare with), Prometheus
 #                                          scraping it and evaluating the
 #                                          rules every second
 #   prom_query EXPR                        the result vector as JSON
@@ -19,7 +21,7 @@ prom_start() {
 	NE_PORT=$(_free_port)
 	PROM_PORT=$(_free_port)
 	prometheus-node-exporter --web.listen-address="127.0.0.1:$NE_PORT" \
-		--collector.disable-defaults --collector.textfile \
+		--collector.disable-defaults --collector.textfile --collector.stat \
 		--collector.textfile.directory="$textfile" > "$PROM_DIR/node-exporter.log" 2>&1 &
 	NE_PID=$!
 	for r in "$@"; do rules="$rules\"$r\", "; done

@@ -67,4 +67,5 @@ dkms_version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$src/kmod/dkms.conf")
 is "$dkms_version" "$VERSION" "kmod/dkms.conf PACKAGE_VERSION is configure's version"
 is "$(sed -n 's/^PACKAGE_NAME="\(.*\)"$/\1/p' "$src/kmod/dkms.conf")" zonesort "kmod/dkms.conf PACKAGE_NAME is zonesort"
 is "$(sed -n 's/^NO_WEAK_MODULES="\(.*\)"$/\1/p' "$src/kmod/dkms.conf")" yes "kmod/dkms.conf keeps weak-modules away"
+is "$(grep -c '^CLEAN=' "$src/kmod/dkms.conf")" 0 "kmod/dkms.conf has no CLEAN (DKMS 3.1.8 and later warn of it)"
 done_testing

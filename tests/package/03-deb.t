@@ -145,6 +145,20 @@ like "$depends" "slurm-wlm-basic-plugins \(>= ${slurm_major//./\\.}\), slurm-wlm
 like "$(dpkg-deb -f "${DEB[zonesort]}" Depends)" 'libhwloc15.*libnuma1|libnuma1.*libhwloc15' "zonesort depends on the hwloc and libnuma libraries"
 like "$(dpkg-deb -f "${DEB[zonesort-nhc]}" Depends)" "zonesort \(>= $VERSION" "zonesort-nhc depends on zonesort"
 like "$(dpkg-deb -f "${DEB[zonesort-dkms]}" Depends)" 'dkms' "zonesort-dkms depends on dkms"
+like "$(dpkg-deb -f "${DEB[zonesort-nhc]}" Depends)" 'slurm-client \| slurm-smd-client' \
+	"zonesort-nhc takes Debian's Slurm client or SchedMD's (slurm-smd-client)"
+# SchedMD's Debian packages cannot be had here (they are built from Slurm's
+# source, not in Debian's archive): a dpkg-query that reports slurm-smd-dev
+# installed stands in for them, and the rules must pick their plugin
+# directory and runtime package.
+mkdir -p "$work/smd-bin"
+printf '#!/bin/sh\ncase "$*" in *slurm-smd-dev*) printf ii;; *) exec /usr/bin/dpkg-query "$@";; esac\n' > "$work/smd-bin/dpkg-query"
+chmod 755 "$work/smd-bin/dpkg-query"
+vars() { (cd "$ZS_SRCDIR" && PATH="$1:$PATH" make -s -f debian/rules --eval 'zs-print: ; @echo $(SLURM_PLUGINDIR) $(SLURM_RUNTIME)' zs-print); }
+is "$(vars "$work/smd-bin")" "/usr/lib/$MULTIARCH/slurm slurm-smd" \
+	"with SchedMD's slurm-smd-dev: their plugin directory and slurm-smd"
+is "$(vars /nonexistent)" "/usr/lib/$MULTIARCH/slurm-wlm slurm-wlm-basic-plugins" \
+	"with Debian's libslurm-dev: slurm-wlm and slurm-wlm-basic-plugins"
 snippet=$(dpkg-deb --fsys-tarfile "${DEB[zonesort]}" | tar xO ./etc/slurm/plugstack.conf.d/zonesort.conf)
 is "$(grep -v '^[[:space:]]*#' <<< "$snippet" | grep -c '[^[:space:]]')" 0 "the plugstack.conf.d snippet has no active line"
 like "$snippet" "^#required $PLUGINDIR/zonesort\.so|

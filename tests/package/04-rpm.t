@@ -82,6 +82,8 @@ like "$parsed" "--with-slurm-plugindir=${prefix//./\\.}/lib(64)?/slurm --with-sl
 	"... configure is given its headers (--with-slurm) and its plugin directory"
 unlike "$(rpmspec -q --buildrequires --define "slurm_prefix $prefix" "$spec" 2>/dev/null)" 'slurm-devel' \
 	"... and no slurm-devel RPM is required to build"
+like "$(rpmspec -q --buildrequires --define "slurm_prefix $prefix" "$spec" 2>/dev/null)" "^${prefix//./\\.}/include/slurm/spank\.h\$" \
+	"... but its spank.h is, as a file"
 start=$SECONDS
 "${rpmbuild[@]}" --define "slurm_version $slurm_major" -ta --nodeps "$tarball" > "$work/rpm.log" 2>&1
 rc=$?
@@ -151,6 +153,7 @@ unlike "$nhc_reqs" '(^|[ (])(lbnl-nhc|nhc-ohpc|nhc)([ )]|$)' "zonesort-nhc does 
 has_dep "zonesort-nhc suggests LBNL NHC, by its RPM name or OpenHPC's" "$(rpm -qp --suggests "$nhc" 2>/dev/null)" \
 	"(lbnl-nhc or nhc-ohpc)"
 like "$(rpm -qpR "$dkms" 2>/dev/null | tr '\n' ' ')" '(^| )dkms ' "zonesort-dkms requires dkms"
+like "$(rpm -qpR "$dkms" 2>/dev/null | tr '\n' ' ')" '(^| )kernel-devel ' "zonesort-dkms requires kernel-devel (DKMS builds nothing without it)"
 scripts=$(rpm -qp --scripts "$dkms" 2>/dev/null)
 like "$scripts" "dkms add -m zonesort -v $VERSION" "zonesort-dkms %post: dkms add"
 like "$scripts" "dkms build -m zonesort -v $VERSION" "zonesort-dkms %post: dkms build"
@@ -177,6 +180,7 @@ declare -A ACCEPTED=(
 	[no-manual-page-for-binary]="follows from the uncompressed pages above: the pages are there (see the file lists)"
 	[no-dependency-on]="rpmlint reads the -nhc suffix as a language code (locales-nhc)"
 	[devel-file-in-non-devel-package]="DKMS needs the module's .c and .h files in /usr/src"
+	[devel-dependency]="zonesort-dkms requires kernel-devel: DKMS builds the module against it, as every DKMS package of EPEL does"
 	[no-documentation]="zonesort-dkms has its licence only; the documentation is in zonesort"
 	[unstripped-binary-or-object]="Debian's rpm has no find-debuginfo; RHEL's strips the binaries into -debuginfo packages"
 	[requires-on-release]="Fedora's guidelines ask a subpackage to require its main package's exact version-release"

@@ -57,6 +57,27 @@ for c in "${cmds[@]}"; do
 	is "$missing" "" "$name: every option of --help is in ${page##*/}"
 	page_help[$page]+="$name "
 done
+# The slurm.conf and systemd examples name the commands where this build
+# installs them: an Epilog that does not exist drains every node.
+for ex in slurm.conf.epilog slurm.conf.healthcheck zonesort-status.service; do
+	f=$(find "$work/root" -path "*/examples/$ex" -type f | head -1)
+	ok "the example $ex is installed" test -n "$f"
+	[ -n "$f" ] || continue
+	paths=$(grep -oE '^(Epilog|HealthCheckProgram|ExecStart)=/[^ ]+' "$f" | sed 's/^[^=]*=//')
+	cmp_ok "$(printf '%s\n' $paths | grep -c .)" -ge 1 "$ex names a command"
+	for p in $paths; do
+		ok "$ex: $p is where make install put it" test -x "$work/root$p"
+	done
+done
+# Every plugstack.conf key is in spank-zonesort(8), and the README counts them.
+keys=$("$ZS_ZONESORT" sort colour=blue 2>&1 | sed -n 's/.*known keys: //p' | tr -d ' ' | tr ',' '\n')
+nkeys=$(printf '%s\n' $keys | grep -c .)
+cmp_ok "$nkeys" -ge 20 "zonesort names the plugstack.conf keys ($nkeys)"
+spank_page=$(find "$work/root" -path '*/man8/spank-zonesort.8' | head -1)
+missing=$(for k in $keys; do grep -E '^\.[A-Z]+ ' "$spank_page" | grep -qE "(^\.[A-Z]+ |[ \"])$k=" || echo "$k"; done | tr '\n' ' ')
+is "$missing" "" "spank-zonesort(8) describes every key"
+like "$(tr '\n' ' ' < "$ZS_SRCDIR/README.md")" "Every key \\($nkeys in all" "README.md counts $nkeys keys"
+
 for page in "${!page_help[@]}"; do
 	cat $(for n in ${page_help[$page]}; do echo "$work/$n.opts"; done) | sort -u > "$work/union"
 	extra=$(comm -13 "$work/union" <(page_opts "$page") | tr '\n' ' ')

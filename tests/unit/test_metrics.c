@@ -9,6 +9,7 @@
 #include "textfile.h"
 #include "tap.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -92,7 +93,7 @@ static void concurrent_writers(void)
 			for (int i = 0; i < UPDATES; i++) {
 				struct zs_tally before = { 0 }, after = { .rounds = 1, .sorted = 1, .busy = w == 0, .seconds = 0.001 };
 
-				if (zs_metrics_sorts(&p.metrics, w ? NULL : "n1", "kernel", &before, &after, err) ||
+				if (zs_metrics_sorts(&p.metrics, w ? NULL : "n1", "kernel", false, &before, &after, err) ||
 				    (i % 10 == 0 && zs_metrics_sample(&p.metrics, NULL, &sm, err)))
 					_exit(1);
 			}
@@ -142,14 +143,14 @@ static void sorter_state(void)
 	char err[ZS_ERRLEN], path[PATH_MAX + 32], buf[8192];
 
 	snprintf(path, sizeof(path), "%s/" ZS_METRICS_FILE, p.metrics.prometheus_dir);
-	zs_metrics_sorts(&p.metrics, "n2", "kernel", &none, &failed, err);
+	zs_metrics_sorts(&p.metrics, "n2", "kernel", false, &none, &failed, err);
 	read_file(path, buf, sizeof(buf));
 	ok(strstr(buf, "zonesort_sorter_up{node=\"n2\",backend=\"kernel\"} 0\n") != NULL, "a failed sort: sorter down");
-	zs_metrics_sorts(&p.metrics, "n2", "kernel", &none, &recent, err);
+	zs_metrics_sorts(&p.metrics, "n2", "kernel", false, &none, &recent, err);
 	read_file(path, buf, sizeof(buf));
 	ok(strstr(buf, "zonesort_sorter_up{node=\"n2\",backend=\"kernel\"} 0\n") != NULL, "a skipped round changes nothing");
 	ok(!strstr(buf, "zonesort_last_sort_timestamp_seconds"), "no sort yet, no last-sort time");
-	zs_metrics_sorts(&p.metrics, "n2", "none", &none, &recent, err);
+	zs_metrics_sorts(&p.metrics, "n2", "none", false, &none, &recent, err);
 	read_file(path, buf, sizeof(buf));
 	ok(strstr(buf, "zonesort_sorter_up{node=\"n2\",backend=\"none\"} 0\n") != NULL, "no sorter: down, backend none");
 	ok(!strstr(buf, "zonesort_sampled"), "no sample, no sample series");
@@ -158,8 +159,36 @@ static void sorter_state(void)
 
 	off.metrics.prometheus_dir[0] = '\0';
 	snprintf(off.metrics.statedir, sizeof(off.metrics.statedir), "%s/never", top);
-	ok(!zs_metrics_sorts(&off.metrics, "n2", "kernel", &none, &failed, err) && access(off.metrics.statedir, F_OK),
+	ok(!zs_metrics_sorts(&off.metrics, "n2", "kernel", false, &none, &failed, err) && access(off.metrics.statedir, F_OK),
 	   "without prometheus_dir nothing is written");
+}
+
+/* A cache node without its kernel sorter: degraded 1, its compactions and
+ * unsorted rounds by outcome, never as sorted; 0 again once it sorts. */
+static void degraded_state(void)
+{
+	struct zs_policy p = policy_in("degraded");
+	struct zs_tally none = { 0 }, fell = { .rounds = 1, .fallback = 1 },
+			left = { .rounds = 1, .degraded = 2 }, sorted = { .rounds = 1, .sorted = 1 };
+	char err[ZS_ERRLEN], path[PATH_MAX + 32], buf[8192];
+
+	snprintf(path, sizeof(path), "%s/" ZS_METRICS_FILE, p.metrics.prometheus_dir);
+	zs_metrics_sorts(&p.metrics, "n4", "compact", true, &none, &fell, err);
+	zs_metrics_sorts(&p.metrics, "n4", "none", true, &none, &left, err);
+	read_file(path, buf, sizeof(buf));
+	ok(strstr(buf, "zonesort_sorter_degraded{node=\"n4\"} 1\n") != NULL, "degraded: the gauge is 1");
+	ok(strstr(buf, "zonesort_sorts_total{node=\"n4\",outcome=\"fallback\"} 1\n") != NULL &&
+	   strstr(buf, "zonesort_sorts_total{node=\"n4\",outcome=\"degraded\"} 2\n") != NULL,
+	   "compactions in place of a sort and unsorted rounds have outcomes of their own");
+	ok(strstr(buf, "zonesort_sorts_total{node=\"n4\",outcome=\"sorted\"} 0\n") != NULL,
+	   "... and none counts as sorted");
+	ok(!strstr(buf, "zonesort_last_sort_timestamp_seconds"), "... nor as the last sort");
+	ok(strstr(buf, "zonesort_sorter_up{node=\"n4\",backend=\"compact\"} 1\n") != NULL,
+	   "a round that ran nothing leaves the sorter that last ran (compaction, up)");
+	ok(strstr(buf, "# TYPE zonesort_sorter_degraded gauge\n") != NULL, "the gauge is typed");
+	zs_metrics_sorts(&p.metrics, "n4", "kernel", false, &none, &sorted, err);
+	read_file(path, buf, sizeof(buf));
+	ok(strstr(buf, "zonesort_sorter_degraded{node=\"n4\"} 0\n") != NULL, "once the module sorts: 0");
 }
 
 /* The kernel's refusal of the module, by name, and its end once it loads;
@@ -172,7 +201,7 @@ static void module_refusal(void)
 	struct stat before, after;
 
 	snprintf(path, sizeof(path), "%s/" ZS_METRICS_FILE, p.metrics.prometheus_dir);
-	zs_metrics_sorts(&p.metrics, "n3", "compact", &none, &sorted, err);
+	zs_metrics_sorts(&p.metrics, "n3", "compact", false, &none, &sorted, err);
 	read_file(path, buf, sizeof(buf));
 	ok(!strstr(buf, "zonesort_module_refused"), "no load tried: no refusal series");
 	ok(!zs_metrics_module(&p.metrics, "signature", err), "a refusal is recorded: %s", err);
@@ -185,7 +214,7 @@ static void module_refusal(void)
 	ok(!zs_metrics_module(&p.metrics, "signature", err), "the same refusal again");
 	stat(path, &after);
 	ok(before.st_ino == after.st_ino, "... does not rewrite the file");
-	zs_metrics_sorts(&p.metrics, "n3", "compact", &none, &sorted, err);
+	zs_metrics_sorts(&p.metrics, "n3", "compact", false, &none, &sorted, err);
 	read_file(path, buf, sizeof(buf));
 	ok(strstr(buf, "reason=\"signature\"} 1\n") != NULL, "sorts keep the refusal");
 	zs_metrics_module(&p.metrics, "none", err);
@@ -223,12 +252,84 @@ static void unsafe_dirs(void)
 	ok(zs_prom_publish(prom, "x.prom", "x 1\n", 4, err) == -1,
 	   "prometheus_dir under a directory others may write is refused");
 	err_has(err, "prometheus_dir: refusing a directory on the way to", "saying it is a directory on the way");
-	err_has(err, "/open: owner uid", "naming that directory");
+	char want[128];
+
+	snprintf(want, sizeof(want), "/open: mode 0777, owner uid %u: group or others may write it without the sticky bit",
+		 (unsigned)geteuid());
+	err_has(err, want, "naming that directory and why");
 	ok(access(prom, F_OK) == 0 && access(strcat(prom, "/x.prom"), F_OK) == -1, "and nothing is written there");
 	chmod(parent, 01777);
 	snprintf(prom, sizeof(prom), "%s/prom", parent);
+	err[0] = '\0';
 	ok(zs_prom_publish(prom, "x.prom", "x 1\n", 4, err) == 0, "a sticky directory on the way (like /tmp) is accepted: %s", err);
 	chmod(parent, 0777);
+}
+
+/* node_exporter's directory belongs to its own user on Debian
+ * (/var/lib/prometheus/node-exporter, prometheus's, and so is its
+ * parent): root writes there through a directory descriptor, a fresh
+ * O_EXCL file and rename, and follows no link on the way or at the end. */
+static void foreign_dirs(void)
+{
+	char base[PATH_MAX], mid[PATH_MAX + 16], prom[PATH_MAX + 32], file[PATH_MAX + 48];
+	char victim[PATH_MAX + 16], link[PATH_MAX + 32], err[ZS_ERRLEN], buf[256], want[128];
+	/* As root (the tests' usual case) the directories go to another
+	 * user; a package build runs them unprivileged, as their owner. */
+	const uid_t owner = geteuid() == 0 ? 65534 : geteuid();
+	struct stat st;
+
+	snprintf(base, sizeof(base), "%s/foreign", top);
+	snprintf(mid, sizeof(mid), "%s/prometheus", base);
+	snprintf(prom, sizeof(prom), "%s/node-exporter", mid);
+	snprintf(victim, sizeof(victim), "%s/victim", top);
+	mkdir(base, 0755);
+	mkdir(mid, 0755);
+	mkdir(prom, 0755);
+	ok(!chown(mid, owner, (gid_t)-1) && !chown(prom, owner, (gid_t)-1),
+	   "a textfile directory and its parent given to uid %u, mode 0755", (unsigned)owner);
+	FILE *vf = fopen(victim, "w");
+
+	if (vf) {
+		fputs("precious\n", vf);
+		fclose(vf);
+	}
+	snprintf(file, sizeof(file), "%s/x.prom", prom);
+	ok(!symlink(victim, file), "its owner plants x.prom -> a file of root's");
+	err[0] = '\0';
+	ok(zs_prom_publish(prom, "x.prom", "x 1\n", 4, err) == 0, "writing there is accepted: %s", err);
+	ok(read_file(victim, buf, sizeof(buf)) > 0 && !strcmp(buf, "precious\n"), "the link's target is untouched");
+	ok(!lstat(file, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 07777) == 0644,
+	   "x.prom is a regular file of the writer's, mode 0644, in place of the link");
+	ok(read_file(file, buf, sizeof(buf)) > 0 && !strcmp(buf, "x 1\n"), "... holding what was written");
+	DIR *d = opendir(prom);
+	unsigned others = 0;
+
+	for (struct dirent *e; d && (e = readdir(d));)
+		others += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	if (d)
+		closedir(d);
+	ok(others == 1, "no temporary file is left behind (%u entries)", others);
+
+	/* A link on the way, whoever owns it, is refused and named. */
+	snprintf(link, sizeof(link), "%s/linked", base);
+	ok(!symlink(mid, link), "a link to the parent, owned by root");
+	snprintf(file, sizeof(file), "%s/node-exporter", link);
+	ok(zs_prom_publish(file, "y.prom", "y 1\n", 4, err) == -1, "a path through a link is refused");
+	err_has(err, "linked: a symbolic link (to ", "naming the link");
+	err_has(err, "no link is followed", "... and why");
+	ok(zs_prom_publish(link, "y.prom", "y 1\n", 4, err) == -1, "a link as the last component too");
+	ok(access(strcat(strcpy(buf, mid), "/y.prom"), F_OK), "and nothing is written through it");
+
+	/* Group write without the sticky bit, on the last component. */
+	chmod(prom, 0775);
+	ok(zs_prom_publish(prom, "z.prom", "z 1\n", 4, err) == -1, "a group-writable textfile directory is refused");
+	snprintf(want, sizeof(want), "mode 0775, owner uid %u: group or others may write it without the sticky bit",
+		 (unsigned)owner);
+	err_has(err, want, "naming its mode, owner and why");
+	chmod(prom, 01777);
+	err[0] = '\0';
+	ok(zs_prom_publish(prom, "z.prom", "z 1\n", 4, err) == 0, "a sticky one (1777) is accepted: %s", err);
+	chmod(prom, 0755);
 }
 
 static void records(void)
@@ -322,7 +423,9 @@ int main(void)
 	concurrent_writers();
 	sorter_state();
 	module_refusal();
+	degraded_state();
 	unsafe_dirs();
+	foreign_dirs();
 	records();
 	char cmd[128];
 

@@ -54,7 +54,12 @@ static void site_policy(void)
 		{ "nodes=", "empty" },
 		{ "ways=0", "ways" },
 		{ "nodes=a-b", "nodes=a-b" },
-		{ "modprobe=evil;rm", "module name" },
+		{ "modprobe=evil;rm", "expected no (load nothing), zonesort (this project's module) or zonesort_module (Intel's)" },
+		/* A yes/no habit, not a module name. */
+		{ "modprobe=yes", "modprobe=yes: expected no (load nothing), zonesort" },
+		{ "modprobe=", "modprobe=: expected no" },
+		{ "compact_fallback=yes", "compact_fallback=yes: expected no, prolog, steps or periodic" },
+		{ "compact_fallback=", "compact_fallback=: expected no, prolog" },
 		{ "min_period", "key=value" },
 	};
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -67,8 +72,28 @@ static void site_policy(void)
 	char *unknown[] = { "colour=blue" };
 
 	parse(&p, err, 1, unknown);
-	err_has(err, "report_days, quarantine, quarantine_max_permille, compact_full, compact_interval, nocache",
+	err_has(err, "report_days, quarantine, quarantine_max_permille, compact_full, compact_interval, compact_fallback, nocache",
 		"the known keys end with the newest");
+
+	/* modprobe= names one of the modules that give the interface. */
+	const char *const modules[] = { "no", "zonesort", "zonesort_module" };
+
+	for (unsigned i = 0; i < 3; i++) {
+		char word[64], *w[] = { word };
+
+		snprintf(word, sizeof(word), "modprobe=%s", modules[i]);
+		zs_policy_defaults(&p);
+		ok(!parse(&p, err, 1, w) && !strcmp(p.sorter.modprobe, modules[i]), "%s accepted", word);
+	}
+	/* compact_fallback=: prolog by default, each level by name. */
+	zs_policy_defaults(&p);
+	ok(p.sorter.fallback == ZS_FALLBACK_PROLOG, "compact_fallback=prolog by default");
+	for (enum zs_fallback f = ZS_FALLBACK_NO; f <= ZS_FALLBACK_PERIODIC; f++) {
+		char word[64], *w[] = { word };
+
+		snprintf(word, sizeof(word), "compact_fallback=%s", zs_fallback_name(f));
+		ok(!parse(&p, err, 1, w) && p.sorter.fallback == f, "%s accepted", word);
+	}
 
 	zs_policy_defaults(&p);
 	ok(p.sorter.quarantine.on, "quarantine on by default");

@@ -139,6 +139,94 @@ static void kernel_backend(void)
 	unlink(fifo);
 }
 
+/* A node with a cache (cache_size= here) whose kernel sorter is missing is
+ * degraded wherever it sorts; compaction stands in only where
+ * compact_fallback= lets it. */
+static void degraded_sites(void)
+{
+	static const struct {
+		const char *fallback;
+		enum zs_sort_site site;
+		bool compacts;
+	} cases[] = {
+		{ "prolog", ZS_SITE_PROLOG, true },
+		{ "prolog", ZS_SITE_STEP, false },
+		{ "prolog", ZS_SITE_PERIODIC, false },
+		{ "steps", ZS_SITE_STEP, true },
+		{ "steps", ZS_SITE_PERIODIC, false },
+		{ "periodic", ZS_SITE_PERIODIC, true },
+		{ "no", ZS_SITE_PROLOG, false },
+		{ "no", ZS_SITE_COMMAND, true },
+	};
+	static const char *const sites[] = { "command", "prolog", "step", "periodic" };
+	char f[PATH_MAX], word[64], err[ZS_ERRLEN];
+
+	path(f, sizeof(f), "node/node0/compact");
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct zs_tally t = { 0 };
+		struct zs_sorter *s = NULL;
+		struct zs_policy p;
+
+		write_text("node/node0/compact", "");
+		policy_for(&p, "auto");
+		snprintf(word, sizeof(word), "compact_fallback=%s", cases[i].fallback);
+		zs_policy_set(&p, word, NULL);
+		p.sorter.site = cases[i].site;
+		if (sorter_open(&p, &s, err)) {
+			ok(0, "open: %s", err);
+			continue;
+		}
+		zs_sorter_sort(s, 0, &t, remember, NULL);
+		FILE *fp = fopen(f, "r");
+		char got[16] = "";
+
+		if (fp) {
+			if (!fgets(got, sizeof(got), fp))
+				got[0] = '\0';
+			fclose(fp);
+		}
+		ok(zs_sorter_degraded(s) != NULL, "%s at the %s: degraded", word, sites[cases[i].site]);
+		if (cases[i].compacts)
+			ok(!strcmp(got, "1\n") && t.fallback == 1 && t.sorted == 0 && t.degraded == 0,
+			   "... compacted in place of a sort");
+		else
+			ok(!got[0] && t.fallback == 0 && t.sorted == 0 && t.degraded == 1 &&
+			   last.outcome == ZS_DEGRADED && zs_sorter_backend(s) == ZS_SORTER_NONE,
+			   "... not compacted, counted as left unsorted (%s)", zs_outcome_name(last.outcome));
+		zs_sorter_close(s);
+	}
+	struct zs_policy p;
+	struct zs_sorter *s = NULL;
+
+	policy_for(&p, "auto");
+	p.sorter.site = ZS_SITE_STEP;
+	if (!sorter_open(&p, &s, err)) {
+		err_has(zs_sorter_degraded(s),
+			"no kernel zonesort interface (", "the degraded state names the missing interface");
+		err_has(zs_sorter_degraded(s),
+			"; compaction in its place in the job prolog only (compact_fallback=prolog)",
+			"... and what stands in for it");
+		zs_sorter_close(s);
+	}
+	policy_for(&p, "kernel");
+	if (!sorter_open(&p, &s, err)) {
+		err_has(zs_sorter_degraded(s), "; no compaction in its place (sorter=kernel)",
+			"sorter=kernel without the module: degraded, nothing stands in");
+		zs_sorter_close(s);
+	}
+	/* The site chose compaction: not degraded, its compactions are sorts. */
+	policy_for(&p, "compact");
+	p.sorter.site = ZS_SITE_STEP;
+	if (!sorter_open(&p, &s, err)) {
+		struct zs_tally t = { 0 };
+
+		zs_sorter_sort(s, 0, &t, remember, NULL);
+		ok(!zs_sorter_degraded(s) && t.sorted == 1 && t.fallback == 0,
+		   "sorter=compact is the site's choice: not degraded, sorted");
+		zs_sorter_close(s);
+	}
+}
+
 static void compaction_backend(void)
 {
 	char f[PATH_MAX], got[16] = "";
@@ -150,7 +238,8 @@ static void compaction_backend(void)
 	ok(s && zs_sorter_backend(s) == ZS_SORTER_NONE, "sorter=kernel without nodeid: none");
 	err_has(zs_sorter_why(s), "kernel/nodeid", "why names the missing interface");
 	zs_sorter_sort(s, 0, &t, remember, NULL);
-	ok(last.outcome == ZS_NOSORTER && t.sorted == 0 && t.failed == 0, "no sorter: nothing sorted, nothing failed");
+	ok(last.outcome == ZS_DEGRADED && t.sorted == 0 && t.failed == 0 && t.degraded == 1,
+	   "a cache node without its module: degraded, nothing sorted, nothing failed");
 	zs_sorter_close(s);
 
 	path(f, sizeof(f), "node/node0");
@@ -159,9 +248,10 @@ static void compaction_backend(void)
 	fp = fopen(f, "w");
 	fclose(fp);
 	s = open_sorter("auto");
-	ok(s && zs_sorter_backend(s) == ZS_SORTER_COMPACT, "auto falls back to compaction");
+	ok(s && zs_sorter_backend(s) == ZS_SORTER_COMPACT, "auto falls back to compaction (zonesort sort)");
 	err_has(zs_sorter_why(s), "no kernel zonesort interface", "and says why");
-	ok(zs_sorter_sort(s, 0, &t, remember, NULL) == 0 && t.sorted == 1, "compaction sorts");
+	ok(zs_sorter_sort(s, 0, &t, remember, NULL) == 0 && t.sorted == 0 && t.fallback == 1 &&
+	   last.outcome == ZS_FALLBACK, "compaction in place of the kernel sorter is counted as fallback, not sorted");
 	fp = fopen(f, "r");
 	ok(fp && fgets(got, sizeof(got), fp) && !strcmp(got, "1\n"), "wrote 1 to nodeN/compact");
 	if (fp)
@@ -313,16 +403,21 @@ static void state_directory(void)
 
 static void tally_lines(void)
 {
-	struct zs_tally t = { 3, 2, 1, 0, 0, 0.25, 1 }, u;
+	struct zs_tally t = { 3, 2, 1, 0, 0, 0.25, 1, 4, 5 }, u;
 	char buf[200];
 
 	zs_tally_format(&t, buf, sizeof(buf));
-	is_str(buf, "rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.250000 compacted=1", "format");
+	is_str(buf, "rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.250000 compacted=1 fallback=4 degraded=5",
+	       "format");
 	ok(!zs_tally_parse(buf, &u) && u.rounds == 3 && u.sorted == 2 && u.recent == 1 && u.seconds == 0.25 &&
-	   u.compacted == 1, "parse round-trips");
+	   u.compacted == 1 && u.fallback == 4 && u.degraded == 5, "parse round-trips");
 	ok(zs_tally_parse("error: x", &u), "other lines are not tallies");
-	ok(zs_tally_parse("rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.25 compacted=0 extra", &u),
+	ok(zs_tally_parse("rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.25 compacted=0 fallback=0 degraded=0 extra", &u),
 	   "trailing text refused");
+	zs_tally_describe(&t, buf, sizeof(buf));
+	err_has(buf, ", 4 compacted in place of a sort, 5 left unsorted, 1 skipped",
+		"describe names a degraded node's rounds");
+	t.fallback = t.degraded = 0;
 	zs_tally_describe(&t, buf, sizeof(buf));
 	err_has(buf, "2 sorts (1 compacted a full quarantine's node), 1 skipped", "describe names compactions");
 	t.compacted = 0;
@@ -605,6 +700,7 @@ int main(void)
 	stamps();
 	state_directory();
 	compaction_backend();
+	degraded_sites();
 	no_cache();
 	full_quarantine();
 	tally_lines();
