@@ -7,7 +7,10 @@
 : "${ZS_ZONESORT:=$ZS_BUILDDIR/tools/zonesort}"
 : "${ZS_STREAM_TRIAD:=$ZS_BUILDDIR/stream/stream-triad}"
 : "${ZS_NHC_DIR:=$ZS_SRCDIR/nhc}"
-export ZS_SRCDIR ZS_BUILDDIR ZS_PLUGIN ZS_ZONESORT ZS_STREAM_TRIAD ZS_NHC_DIR
+# The NHC check's metrics writer runs "zonesort textfile-write": this one
+# (slurmd passes it on to the runner it starts as Epilog).
+: "${ZONESORT_METRICS_ZONESORT:=$ZS_ZONESORT}"
+export ZS_SRCDIR ZS_BUILDDIR ZS_PLUGIN ZS_ZONESORT ZS_STREAM_TRIAD ZS_NHC_DIR ZONESORT_METRICS_ZONESORT
 
 # need_file PATH WHAT: fails the test file when a built artifact is missing.
 need_file() {

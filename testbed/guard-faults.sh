@@ -25,7 +25,8 @@
 #                           recorded a verdict and every background release
 #                           and NHC run has ended; sets GF_START
 #   gf_judge                prints one line per violation (none: empty):
-#                           more than LIMIT nodes drained for the check, a
+#                           more than LIMIT nodes drained for the check
+#                           (fewer than LIMIT when no call met a fault), a
 #                           node in service without a recorded hold (in its
 #                           history and its metrics), an administrator's
 #                           drain changed, an Epilog error
@@ -248,6 +249,7 @@ gf_wave() {
 		delay=$(_gf_field mode "$node"); delay=${delay#nhc }
 		[ "$delay" = epilog ] && delay=0
 		( sleep "$delay"; cluster_on_node "$node" setsid -w env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin SLURM_CONF="$SLURM_CONF" \
+			ZONESORT_METRICS_ZONESORT="$ZONESORT_METRICS_ZONESORT" \
 			bash "$ZS_SRCDIR/testbed/lbnl-nhc" CONFFILE="$GF/nhc/$node/nhc.conf" INCDIR="$GF/nhc" NHC_RM=slurm TIMEOUT=20 \
 			>> "$GF/nhc/$node/out" 2>&1 ) &
 		pids+=($!)
@@ -296,6 +298,11 @@ gf_judge() {
 		esac
 	done
 	[ "$ours" -le "$GF_LIMIT" ] || echo "$ours nodes drained for the check, limit $GF_LIMIT"
+	# With Slurm answering every call and no administrator about, the guard
+	# has no reason to hold a node it could drain: exactly LIMIT are.
+	if grep -qx 'rate 0' "$GF/wave" && ! grep -q '^admin-' "$GF/wave" && [ "$ours" -ne "$GF_LIMIT" ]; then
+		echo "$ours nodes drained for the check with Slurm answering every call; expected the limit, $GF_LIMIT"
+	fi
 	echo "$ours" > "$GF/drained"
 }
 

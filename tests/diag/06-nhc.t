@@ -101,8 +101,11 @@ like "$DIE_MSG" "took longer than 1 s" "-T limits zonesort's time"
 ZP_JSON='not json' run -m 5%
 like "$DIE_MSG" "gave no usable JSON: not json" "output that is not JSON"
 ZP_JSON=$(status_json '{"node":0,"free_slots":null}') run -m 5%
-is "$DIE_MSG" "check_hw_zonesort_potential:  no NUMA node has a memory-side cache to check; give its size and ways (-c SIZE -w N)" \
-	"no cache anywhere: says -c and -w are needed"
+is "$RC/$DIE_MSG/$ZONESORT_POTENTIAL_VERDICT" "0//skip" "no cache anywhere: nothing to check, the node passes (one nhc.conf line for a mixed cluster)"
+like "$LOG_MSG" "no NUMA node has a memory-side cache: nothing to check \(-C makes that a failure\)" "and the log says so"
+ZP_JSON=$(status_json '{"node":0,"free_slots":null}') run -m 5% -C
+is "$DIE_MSG" "check_hw_zonesort_potential:  no NUMA node has a memory-side cache to check (-C); give its size and ways (-c SIZE -w N)" \
+	"-C: a node of the cache class without one fails, saying -c and -w are needed"
 ZP_JSON=$(status_json '{"node":0,"free_slots":{"error":"cannot open /proc/kpageflags: Permission denied (root is needed to read page flags)"}}') run -m 5%
 is "$DIE_MSG" "check_hw_zonesort_potential:  node 0: free memory over cache slots unknown: cannot open /proc/kpageflags: Permission denied (root is needed to read page flags)" \
 	"a node zonesort could not read: its reason"
@@ -140,8 +143,8 @@ if [ "$(id -u)" = 0 ] && [ -x "$ZS_ZONESORT" ]; then
 	run -m 0% -c 64M -w 1
 	is "$RC" 1 "and fails a 0% limit (free memory is never perfectly spread here)"
 	like "$DIE_MSG" "node 0 [0-9.]+% \(random placement 39.3%\)" "naming node 0 and random placement"
-	run -m 10%
-	like "$DIE_MSG" "no NUMA node has a memory-side cache" "without -c/-w on this machine: no cache to check"
+	run -m 10% -C
+	like "$DIE_MSG" "no NUMA node has a memory-side cache" "without -c/-w on this machine: no cache to check (-C)"
 else
 	ok "root and the built zonesort for the real run (build first; run as root)" false
 fi

@@ -783,6 +783,23 @@ is "$RC/$STREAM_TRIAD_VERDICT" "1/error" "10 GB/s, then the confirmation cannot 
 like "$DIE_MSG" "error: triad 10 GB/s < 30 GB/s .*, not confirmed: 1 of 2 runs could not measure \(flaky2 could not measure" "naming both"
 is "$(last_hist | jq -c '[.verdict, .confirm_gbs, .confirm_errors]')" '["error",[],1]' "confirm_gbs holds only figures that were measured"
 
+# --- observe only (-O): recorded and exported as enforcing would, never drained -----------
+SI_NODES=$NODES4 ST_BEST=10 guard_run -m 30 -G 3 -r yes -O
+is "$RC/$DIE_RC/$STREAM_TRIAD_VERDICT/$(sc_calls)$(cat "$T/sinfo.calls")" "0//fail/" \
+	"-O: a low figure is verdict fail, and nothing is asked of Slurm: no drain, no reboot, no die"
+like "$LOG_MSG" "OBSERVED \(not enforced, -O\): would have failed: triad 10 GB/s < 30 GB/s" "said so"
+is "$(last_hist | jq -c '[.verdict, .observe, .reason]')" '["fail",true,"triad 10 GB/s < 30 GB/s (2 threads, 768 MiB)"]' \
+	"the history has the would-be failure, marked observe"
+ST_BEST=10 guard_run -O
+is "$RC/$STREAM_TRIAD_VERDICT" "0/pass" "-O without a limit: measures and records (baselines for a rollout)"
+is "$(last_hist | jq -c '[.triad_best_gbs, .observe]')" "[10,true]" "with the figure"
+ST_EXIT=3 guard_run -m 30 -O
+is "$RC/$DIE_RC/$STREAM_TRIAD_VERDICT" "0//error" "-O: a failure to measure is verdict error, no die"
+guard_run -m abc -O
+is "$RC/$DIE_RC/$STREAM_TRIAD_VERDICT" "0//error" "-O: even a bad option only records the error"
+run
+like "$DIE_MSG" "no limit given; expected -m MIN .* or -O to observe only" "without -O a limit is still required"
+
 # --- the time budget: the worst case fits, or the options are refused --------------------
 STREAM_TRIAD_BUDGET=30 STREAM_TRIAD_SETTLE=2
 : > "$ST_LOG"
@@ -859,14 +876,16 @@ for v in 40 40 10; do ST_BEST=$v run -m 30 -H "$MH" -M "$T/mprom"; done
 prom=$(cat "$T/mprom/zonesort-health.prom")
 like "$prom" 'zonesort_health_checks_total\{node="node7",verdict="pass"\} 2' "two passes counted"
 like "$prom" 'zonesort_health_checks_total\{node="node7",verdict="fail"\} 1' "one failure counted"
-is "$(jq -c .counts "$T/mprom/.zonesort-health.state")" '{"pass":2,"fail":1,"error":0,"skip":0,"held":0}' "the counts are in the state file"
+MSTATE=$T/metrics/zonesort-health.node7.metrics-state
+is "$(jq -c .counts "$MSTATE")" '{"pass":2,"fail":1,"error":0,"skip":0,"held":0}' "the counts are in a state file next to the history"
+is "$(ls -A "$T/mprom")" zonesort-health.prom "node_exporter's directory gets the .prom file only"
 : > "$MH"
 run -m 30 -H "$MH" -M "$T/mprom"
 like "$(cat "$T/mprom/zonesort-health.prom")" 'verdict="pass"\} 3' \
 	"a check adds its own line to the state: the history is not read again (emptied here, the count goes on)"
-echo garbage > "$T/mprom/.zonesort-health.state"
+echo garbage > "$MSTATE"
 run -m 30 -H "$MH" -M "$T/mprom"
-like "$LOG_MSG" "the metrics state $T/mprom/.zonesort-health.state cannot be read .*; rebuilt from $MH" "a corrupt state is rebuilt from the history, saying so"
+like "$LOG_MSG" "the metrics state $MSTATE cannot be read .*; rebuilt from $MH" "a corrupt state is rebuilt from the history, saying so"
 like "$(cat "$T/mprom/zonesort-health.prom")" 'verdict="pass"\} 2' "from the history's two lines"
 
 # The verdict held in the Prometheus metrics.
@@ -881,10 +900,25 @@ like "$(cat "$T/prom/zonesort-health.prom")" 'zonesort_health_guard_holds_total\
 like "$(cat "$T/prom/zonesort-health.prom")" 'zonesort_health_guard_holds_total\{node="node7",cause="unavailable"\} 1' \
 	"and one with Slurm unavailable"
 printf '%s\n' '{"node":"node7","verdict":"pass","epoch":1}' 'torn {' '{"no":"node"}' > "$T/corrupt.jsonl"
-rm -f "$T/cprom/.zonesort-health.state"
+rm -f "$T/zonesort-health.node7.metrics-state"
 run -m 30 -H "$T/corrupt.jsonl" -M "$T/cprom"
 like "$LOG_MSG" "2 lines of $T/corrupt.jsonl are not history records \(no node or verdict\); skipped" \
 	"a rebuild from the history says how many lines it skipped"
+# node_exporter's directory may belong to its own user (Debian's
+# /var/lib/prometheus/node-exporter): written there without following a link.
+mkdir -p "$T/nx" && chown 65534:65534 "$T/nx" && chmod 755 "$T/nx"
+ln -s /etc/nologin-by-metrics "$T/nx/zonesort-health.prom"
+run -m 30 -H "$MH" -M "$T/nx"
+ok "a directory owned by another user is written" test -f "$T/nx/zonesort-health.prom"
+ok "a link planted under the file's name is replaced, not followed" test ! -e /etc/nologin-by-metrics
+like "$(cat "$T/nx/zonesort-health.prom")" 'zonesort_health_checks_total\{node="node7",verdict="pass"\}' "with the metrics"
+ln -s "$T/nx" "$T/nx-link"
+run -m 30 -H "$MH" -M "$T/nx-link"
+like "$LOG_MSG" "cannot write $T/nx-link/zonesort-health.prom: .*link" "a link on the way to the directory is refused, naming it"
+mkdir -p "$T/open" && chmod 777 "$T/open"
+run -m 30 -H "$MH" -M "$T/open"
+like "$LOG_MSG" "cannot write $T/open/zonesort-health.prom: .*(writable|sticky)" "so is a directory anyone may write without the sticky bit"
+is "$RC/$STREAM_TRIAD_VERDICT" "0/pass" "the check itself still passes: metrics are a report, not the verdict"
 if command -v promtool >/dev/null; then
 	ok "promtool accepts the metrics" promtool check metrics < "$T/prom/zonesort-health.prom"
 else

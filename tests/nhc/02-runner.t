@@ -38,6 +38,7 @@ nodes() {
 case "$*" in
 *%P*) nodes ;;
 *'%t|%H|%E'*) nodes | awk -F'|' '$1 == "n1" { print $3 "|" $4 "|" substr($0, length($1 $2 $3 $4) + 5) }' ;;
+*%b*) echo "${SI_FEATURES:-}" ;;
 *) echo "${SI_STATE:-idle|none}" ;;
 esac
 EOF
@@ -47,6 +48,12 @@ if [ "$1" = listpids ]; then
 	[ -n "${SQ_JOBS:-}" ] || { echo "No job steps exist on this node." >&2; exit 1; }
 	echo "PID      JOBID    STEPID   LOCALID GLOBALID"
 	for j in $SQ_JOBS; do echo "4242     $j       batch    0       0"; done
+	exit 0
+fi
+if [ "$1 $2" = "show hostnames" ]; then
+	# Slurm's host list expansion, for lists of one range: pfx[AA-BB].
+	[[ "$3" =~ ^([a-z]+)\[([0-9]+)-([0-9]+)\]$ ]] || { echo "scontrol: error: bad host list $3" >&2; exit 1; }
+	for i in $(seq -w "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}"); do echo "${BASH_REMATCH[1]}$i"; done
 	exit 0
 fi
 echo "scontrol $*" >> "${0%/*}/calls"
@@ -212,6 +219,30 @@ SI_NODES="n1|debug*|drng@|2020-01-01T00:00:00|NHC: check_hw_stream_triad: earlie
 unlike "$CALLS" "state=drain" "a pending reboot seen by the guard is left alone"
 SI_NODES=$TWO hc -N n1 -m 30 -G 1 -Q
 is "$RC/$(tail -1 "$STREAM_TRIAD_HISTORY" | jq -r .verdict)" 3/held "an unknown option beyond the guard's limit: held, not drained"
+
+# Node classes in one options file: "SELECTOR || OPTIONS" lines, later
+# lines winning.
+cat > "$T/classes.conf" <<EOF
+-m 1
+knl* || -m 30
+cpu[01-04] || -m 25 -t 3
+EOF
+ST_BEST=28 hc -N knl7 -C "$T/classes.conf"
+like "$CALLS" "reason=zonesort: check_hw_stream_triad:  triad 28 GB/s < 30 GB/s" "knl*: the class's limit applies"
+ST_BEST=28 ST_LOG=$T/cls.log hc -N cpu03 -C "$T/classes.conf"
+is "$RC/$CALLS" "0/" "cpu[01-04] (a Slurm host list, expanded locally): its 25 GB/s applies: healthy, no call to slurmctld"
+like "$(cat "$T/cls.log")" "threads=3" "and its -t"
+ST_BEST=28 hc -N cpu05 -C "$T/classes.conf"
+is "$RC/$CALLS" "0/" "a node in no class gets the common -m 1"
+printf '%s\n' "-m 1" "feature=hbm || -m 35" > "$T/feat.conf"
+SI_FEATURES=hbm,cache ST_BEST=30 hc -N n1 -C "$T/feat.conf"
+like "$CALLS" "sinfo -h -N -n n1 -o %b" "feature=NAME asks Slurm for the node's features"
+like "$CALLS" "triad 30 GB/s < 35 GB/s" "and the class's limit applies"
+SI_FEATURES=cache ST_BEST=30 hc -N n1 -C "$T/feat.conf"
+unlike "$CALLS" "state=drain" "a node without the feature does not get it"
+printf '%s\n' "-m 1" "knl(*) || -m 35" > "$T/badsel.conf"
+hc -N n1 -C "$T/badsel.conf"
+like "$CALLS" "error: zonesort-health-check: $T/badsel.conf line 2: .knl\(\*\). is not a node selector; expected" "a selector that is none is an error, named"
 
 hc -N n1 -m 30 -l "$T/runner.log"
 like "$(cat "$T/runner.log")" "zonesort-health-check: healthy" "-l FILE gets the log lines"

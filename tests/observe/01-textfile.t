@@ -93,10 +93,10 @@ is "$sorted" "$(sortcount)" "sorted equals the writes the kernel interface recei
 for f in zonesort.prom zonesort-health.prom zonesort-status.prom; do
 	is "$(promtool check metrics < "$prom/$f" 2>&1)" "" "promtool check metrics: $f"
 done
-# Beside the .prom files only the health metrics' own state and lock
-# (zonesort-health-check(8)); node_exporter reads *.prom only.
-is "$(ls -A "$prom" | grep -Ev '\.prom$|^\.zonesort-health\.(state|lock)$' | tr '\n' ' ')" "" \
-	"no temporary file is left behind"
+# Only .prom files: the health metrics keep their state next to their
+# history, not in node_exporter's directory.
+is "$(ls -A "$prom" | grep -Ev '\.prom$' | tr '\n' ' ')" "" \
+	"nothing but .prom files (no temporary file left behind, no state)"
 like "$(cat "$prom/zonesort-health.prom")" "zonesort_health_checks_total\{node=\"n1\",verdict=\"pass\"\} 20" \
 	"the check's counts are the history's (20 passes)"
 like "$(cat "$prom/zonesort-health.prom")" "zonesort_triad_bytes_per_second\{node=\"n1\"\} 30500000000" \

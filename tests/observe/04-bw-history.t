@@ -36,9 +36,9 @@ done
 out=$("$BWH" -D "$T/shared"); rc=$?
 is "$rc" 0 "-D DIR: every per-node file is read"
 is "$(printf '%s\n' "$out" | tail -n +2 | wc -l)" 14 "14 nodes, one line each"
-like "$out" "^NODE +RUNS +PASS +FAIL +ERROR +SKIP +LAST +MIN +MEDIAN +MAX +BOOT% +TREND/d" "header with BOOT% and TREND/d"
+like "$out" "^NODE +RUNS +PASS +FAIL +ERROR +SKIP +HELD +LAST +MIN +MEDIAN +MAX +BOOT% +TREND/d" "header with HELD, BOOT% and TREND/d"
 is "$(printf '%s\n' "$out" | sed -n '2p;3p' | awk '{ print $1 }' | tr '\n' ' ')" "n03 n07 " "the slowest nodes come first"
-like "$(printf '%s\n' "$out" | sed -n 2p)" "^n03 +20 +17 +3 +0 +0 +293\.0 +293\.0 +321\.5 +350\.0 +84 +-36\.00 " \
+like "$(printf '%s\n' "$out" | sed -n 2p)" "^n03 +20 +17 +3 +0 +0 +0 +293\.0 +293\.0 +321\.5 +350\.0 +84 +-36\.00 " \
 	"n03: runs, verdicts, last/min/median/max, 84% of the baseline, -36 GB/s a day"
 like "$(printf '%s\n' "$out" | sed -n 3p)" "^n07 .* -12\.00 " "n07: -12 GB/s a day"
 like "$(printf '%s\n' "$out" | grep '^n01 ')" " [+-]0\.[0-9]{2} " "a flat node trends near 0"
@@ -95,7 +95,7 @@ cd "$T" || exit 1
 
 # TREND/d: only over at least 3 runs spanning at least 6 hours, per probe
 # shape (threads, size).
-trend_of() { "$BWH" -H "$1" | awk -v n="$2" '$1 == n { print $12 }'; }
+trend_of() { "$BWH" -H "$1" | awk -v n="$2" '$1 == n { print $13 }'; }
 printf '{"epoch":%d,"node":"fast","triad_best_gbs":%s,"threads":2,"size_bytes":100,"verdict":"pass"}\n' \
 	"$t0" 40 $((t0 + 5)) 45 > "$T/two.jsonl"
 is "$(trend_of "$T/two.jsonl" fast)" "-" "two runs 5 s apart: no trend (was +77760 GB/s a day)"
