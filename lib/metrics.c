@@ -2,6 +2,7 @@
 #include "config.h"
 #include "metrics.h"
 #include "errbuf.h"
+#include "nodeclass.h"
 #include "statedir.h"
 #include "textfile.h"
 
@@ -251,18 +252,11 @@ static char *render(const struct state *s, size_t *len)
 /* Fills an empty node name from $SLURMD_NODENAME, else the short host name. */
 static void default_node(char *node, size_t len)
 {
-	const char *env = getenv("SLURMD_NODENAME");
-	char host[256] = "";
+	char name[ZS_NODE_NAME_MAX + 1];
 
 	if (node[0])
 		return;
-	if (env && *env) {
-		copy_word(node, len, env);
-		return;
-	}
-	gethostname(host, sizeof(host) - 1);
-	host[strcspn(host, ".")] = '\0';
-	copy_word(node, len, host[0] ? host : "unknown");
+	copy_word(node, len, zs_node_name(name, sizeof(name)));
 }
 
 const char *zs_metrics_node(const struct zs_metrics_opts *o, char *buf, size_t len)
