@@ -195,13 +195,18 @@ static char *render(const struct state *s, size_t *len)
 	zs_prom_family(f, "zonesort_sort_seconds_total", "counter",
 		       "Time spent sorting free lists, in seconds.");
 	sample_line(f, "zonesort_sort_seconds_total", s->node, 6, s->seconds);
-	zs_prom_family(f, "zonesort_sorter_up", "gauge",
-		       "1 when the sorter worked at its last use, 0 when the node has none or it failed.");
-	fputs("zonesort_sorter_up{node=", f);
-	zs_prom_label(f, s->node);
-	fputs(",backend=", f);
-	zs_prom_label(f, s->backend[0] ? s->backend : "none");
-	fprintf(f, "} %d\n", s->sorter_up > 0);
+	/* Unknown until a sort round ran: a node with nothing to sort (no
+	 * memory-side cache) records its jobs' ends but has no sorter to be
+	 * up or down. */
+	if (s->sorter_up >= 0) {
+		zs_prom_family(f, "zonesort_sorter_up", "gauge",
+			       "1 when the sorter worked at its last use, 0 when the node has none or it failed.");
+		fputs("zonesort_sorter_up{node=", f);
+		zs_prom_label(f, s->node);
+		fputs(",backend=", f);
+		zs_prom_label(f, s->backend[0] ? s->backend : "none");
+		fprintf(f, "} %d\n", s->sorter_up > 0);
+	}
 	if (s->sorter_degraded >= 0) {
 		zs_prom_family(f, "zonesort_sorter_degraded", "gauge",
 			       "1 when this node has a memory-side cache but not its kernel sorter (module missing, refused or of another interface version) at the last use: compaction or nothing stands in (compact_fallback=); the plugin's summary line and zonesort status say why. 0 otherwise.");

@@ -163,6 +163,26 @@ static void sorter_state(void)
 	   "without prometheus_dir nothing is written");
 }
 
+/* A node with nothing to sort (no memory-side cache, nocache=skip) is never
+ * sorted, but its job epilog records each job's end: its file has no
+ * sorter to call down, or every CPU-only node of a cluster would raise
+ * ZonesortSorterDown. */
+static void nothing_to_sort(void)
+{
+	struct zs_policy p = policy_in("nocache");
+	char err[ZS_ERRLEN], path[PATH_MAX + 32], buf[8192];
+
+	snprintf(path, sizeof(path), "%s/" ZS_METRICS_FILE, p.metrics.prometheus_dir);
+	ok(!zs_metrics_job_end(&p.metrics, "cpu1", err), "a job's end on a node never sorted is recorded");
+	read_file(path, buf, sizeof(buf));
+	ok(strstr(buf, "zonesort_last_job_end_timestamp_seconds{node=\"cpu1\"} ") != NULL, "... as the job end time");
+	ok(!strstr(buf, "zonesort_sorter_up"), "... with no zonesort_sorter_up: no sorter was ever used there");
+	ok(!strstr(buf, "zonesort_sorter_degraded"), "... nor zonesort_sorter_degraded");
+	ok(!zs_metrics_job_end(&p.metrics, "cpu1", err), "a second job's end");
+	read_file(path, buf, sizeof(buf));
+	ok(!strstr(buf, "zonesort_sorter_up"), "... still no zonesort_sorter_up (the state file keeps it unknown)");
+}
+
 /* A cache node without its kernel sorter: degraded 1, its compactions and
  * unsorted rounds by outcome, never as sorted; 0 again once it sorts. */
 static void degraded_state(void)
@@ -422,6 +442,7 @@ int main(void)
 	chmod(top, 0755);
 	concurrent_writers();
 	sorter_state();
+	nothing_to_sort();
 	module_refusal();
 	degraded_state();
 	unsafe_dirs();
