@@ -238,7 +238,7 @@ done
 # suite_file T: runs one suite file against the installed packages; one
 # result here, its counts as a diagnostic.
 suite_file() {
-	local t=$1 name rc p f out
+	local t=$1 name rc p f out start=$SECONDS
 	name=${t#"$src"/}
 	out=$(cd "$src" && timeout --kill-after=10 900 env \
 		ZS_SRCDIR="$src" ZS_BUILDDIR=/nonexistent/build-tree \
@@ -253,7 +253,7 @@ suite_file() {
 	[ $((p + f)) -eq 0 ] && f=1
 	[ "$f" -eq 0 ]
 	_tap_result $? "installed packages: $name ($p passed, $f failed)"
-	diag "$name: $p passed, $f failed, exit $rc"
+	diag "$name: $p passed, $f failed, exit $rc ($((SECONDS - start)) s)"
 	[ "$f" -eq 0 ] || diag "$(grep -E -A3 '^not ok ' <<< "$out" | head -20)"
 }
 # By default the files whose outcome depends on where things are
