@@ -2,6 +2,7 @@
 #include "config.h"
 #include "metrics.h"
 #include "errbuf.h"
+#include "nodeclass.h"
 #include "statedir.h"
 #include "textfile.h"
 
@@ -194,13 +195,18 @@ static char *render(const struct state *s, size_t *len)
 	zs_prom_family(f, "zonesort_sort_seconds_total", "counter",
 		       "Time spent sorting free lists, in seconds.");
 	sample_line(f, "zonesort_sort_seconds_total", s->node, 6, s->seconds);
-	zs_prom_family(f, "zonesort_sorter_up", "gauge",
-		       "1 when the sorter worked at its last use, 0 when the node has none or it failed.");
-	fputs("zonesort_sorter_up{node=", f);
-	zs_prom_label(f, s->node);
-	fputs(",backend=", f);
-	zs_prom_label(f, s->backend[0] ? s->backend : "none");
-	fprintf(f, "} %d\n", s->sorter_up > 0);
+	/* Unknown until a sort round ran: a node with nothing to sort (no
+	 * memory-side cache) records its jobs' ends but has no sorter to be
+	 * up or down. */
+	if (s->sorter_up >= 0) {
+		zs_prom_family(f, "zonesort_sorter_up", "gauge",
+			       "1 when the sorter worked at its last use, 0 when the node has none or it failed.");
+		fputs("zonesort_sorter_up{node=", f);
+		zs_prom_label(f, s->node);
+		fputs(",backend=", f);
+		zs_prom_label(f, s->backend[0] ? s->backend : "none");
+		fprintf(f, "} %d\n", s->sorter_up > 0);
+	}
 	if (s->sorter_degraded >= 0) {
 		zs_prom_family(f, "zonesort_sorter_degraded", "gauge",
 			       "1 when this node has a memory-side cache but not its kernel sorter (module missing, refused or of another interface version) at the last use: compaction or nothing stands in (compact_fallback=); the plugin's summary line and zonesort status say why. 0 otherwise.");
@@ -251,18 +257,11 @@ static char *render(const struct state *s, size_t *len)
 /* Fills an empty node name from $SLURMD_NODENAME, else the short host name. */
 static void default_node(char *node, size_t len)
 {
-	const char *env = getenv("SLURMD_NODENAME");
-	char host[256] = "";
+	char name[ZS_NODE_NAME_MAX + 1];
 
 	if (node[0])
 		return;
-	if (env && *env) {
-		copy_word(node, len, env);
-		return;
-	}
-	gethostname(host, sizeof(host) - 1);
-	host[strcspn(host, ".")] = '\0';
-	copy_word(node, len, host[0] ? host : "unknown");
+	copy_word(node, len, zs_node_name(name, sizeof(name)));
 }
 
 const char *zs_metrics_node(const struct zs_metrics_opts *o, char *buf, size_t len)

@@ -273,33 +273,153 @@ static int set_report_days(struct zs_policy *p, const char *key, const char *v, 
 static const struct {
 	const char *key;
 	setter set;
+	int per_node;		/* 1 + enum zs_per_node_key, 0: one value for every node */
 } keys[] = {
-	{ "default", set_default },
-	{ "allow_off", set_allow_off },
-	{ "min_period", set_min_period },
-	{ "min_interval", set_min_interval },
-	{ "sorter", set_sorter },
-	{ "modprobe", set_modprobe },
-	{ "drop_caches", set_drop_caches },
-	{ "nodes", set_nodes },
-	{ "sysfs", set_sysfs },
-	{ "node_sysfs", set_node_sysfs },
-	{ "statedir", set_statedir },
-	{ "helper", set_helper },
-	{ "cache_size", set_cache_size },
-	{ "ways", set_ways },
-	{ "sample_conflicts", set_sample_conflicts },
-	{ "prometheus_dir", set_prometheus_dir },
-	{ "report_days", set_report_days },
-	{ "quarantine", set_quarantine },
-	{ "quarantine_max_permille", set_quarantine_max_permille },
-	{ "compact_full", set_compact_full },
-	{ "compact_interval", set_compact_interval },
-	{ "compact_fallback", set_compact_fallback },
-	{ "nocache", set_nocache },
+	{ "default", set_default, 0 },
+	{ "allow_off", set_allow_off, 0 },
+	{ "min_period", set_min_period, 0 },
+	{ "min_interval", set_min_interval, 0 },
+	{ "sorter", set_sorter, 0 },
+	{ "modprobe", set_modprobe, 0 },
+	{ "drop_caches", set_drop_caches, 0 },
+	{ "nodes", set_nodes, 0 },
+	{ "sysfs", set_sysfs, 0 },
+	{ "node_sysfs", set_node_sysfs, 0 },
+	{ "statedir", set_statedir, 0 },
+	{ "helper", set_helper, 0 },
+	{ "cache_size", set_cache_size, 1 + ZS_PN_CACHE_SIZE },
+	{ "ways", set_ways, 1 + ZS_PN_WAYS },
+	{ "sample_conflicts", set_sample_conflicts, 0 },
+	{ "prometheus_dir", set_prometheus_dir, 0 },
+	{ "report_days", set_report_days, 0 },
+	{ "quarantine", set_quarantine, 0 },
+	{ "quarantine_max_permille", set_quarantine_max_permille, 0 },
+	{ "compact_full", set_compact_full, 0 },
+	{ "compact_interval", set_compact_interval, 0 },
+	{ "compact_fallback", set_compact_fallback, 0 },
+	{ "nocache", set_nocache, 0 },
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+/* --- per-node-class values ------------------------------------------- */
+
+int zs_policy_for_node(struct zs_policy *p, const char *node, char *err)
+{
+	if (strlen(node) >= sizeof(p->node))
+		return zs_fail(err, "node name '%.40s...' is longer than %d characters", node,
+			       ZS_NODE_NAME_MAX);
+	strcpy(p->node, node);
+	return 0;
+}
+
+/* What the absence of a per-node key gives: the cache as hwloc finds it. */
+static void per_node_unset(struct zs_policy *p, enum zs_per_node_key k)
+{
+	if (k == ZS_PN_CACHE_SIZE)
+		p->memcache.cache_size = 0;
+	else
+		p->memcache.ways = 0;
+}
+
+/* One NODES:VALUE entry of a per-node-class value. */
+struct class_entry {
+	char sel[ZS_NODE_NAME_MAX + 1];
+	char val[64];
+	const char *text;	/* the entry within the value, for messages */
+	int len;
+};
+
+#define MAX_CLASS_ENTRIES 64
+
+/* Splits v at the commas outside brackets into entries NODES:VALUE, each
+ * checked in form; *n entries. */
+static int split_classes(const char *key, const char *v, struct class_entry *e, unsigned *n,
+			 char *err)
+{
+	const char *p = v;
+
+	*n = 0;
+	for (;;) {
+		const char *end = p;
+		int depth = 0;
+
+		for (; *end && (depth || *end != ','); end++)
+			depth += *end == '[' ? 1 : *end == ']' ? -1 : 0;
+		int len = (int)(end - p);
+		const char *colon = memchr(p, ':', (size_t)len);
+
+		if (*n == MAX_CLASS_ENTRIES)
+			return zs_fail(err, "%s=%.60s...: more than %d NODES:VALUE entries", key, v,
+				       MAX_CLASS_ENTRIES);
+		if (!colon || colon == p || colon == end - 1 || memchr(colon + 1, ':', (size_t)(end - colon - 1)))
+			return zs_fail(err, "%s=%s: entry '%.*s' is not NODES:VALUE; expected one value for every node, or entries NODES:VALUE separated by commas, NODES being *, a glob of node names (xmax*) or a Slurm host list (knl[001-128]), e.g. %s",
+				       key, v, len, p,
+				       !strcmp(key, "ways") ? "ways=knl*:1,optane[01-16]:1" : "cache_size=knl[001-128]:16GiB,xmax*:64GiB");
+		if ((size_t)(colon - p) >= sizeof(e->sel) || (size_t)(end - colon - 1) >= sizeof(e->val))
+			return zs_fail(err, "%s=%.60s...: entry '%.*s' is too long", key, v, len > 60 ? 60 : len, p);
+		e[*n] = (struct class_entry){ .text = p, .len = len };
+		memcpy(e[*n].sel, p, (size_t)(colon - p));
+		memcpy(e[*n].val, colon + 1, (size_t)(end - colon - 1));
+		(*n)++;
+		if (!*end)
+			return 0;
+		p = end + 1;
+	}
+}
+
+/* Sets a per-node key from its plain value or its NODES:VALUE entries:
+ * every entry is checked whatever the node, and the last one that names
+ * p->node applies. */
+static int set_per_node(struct zs_policy *p, const char *key, const char *v, setter set,
+			enum zs_per_node_key k, char *err)
+{
+	struct class_entry *e;
+	struct zs_policy *scratch;
+	char what[ZS_ERRLEN], inner[ZS_ERRLEN];
+	unsigned n = 0;
+	int rc = 0;
+
+	if (strlen(v) >= sizeof(p->per_node_value[k]))
+		return zs_fail(err, "%s=%.60s...: longer than %d characters", key, v,
+			       ZS_PER_NODE_VALUE_MAX - 1);
+	if (!strchr(v, ':')) {
+		if (set(p, key, v, err))
+			return -1;
+		strcpy(p->per_node_value[k], v);
+		p->per_node_entry[k][0] = '\0';
+		return 0;
+	}
+	e = calloc(MAX_CLASS_ENTRIES, sizeof(*e));
+	scratch = malloc(sizeof(*scratch));
+	if (!e || !scratch)
+		rc = zs_fail(err, "out of memory");
+	else if (split_classes(key, v, e, &n, err))
+		rc = -1;
+	for (unsigned i = 0; i < n && !rc; i++) {
+		snprintf(what, sizeof(what), "%s=%s", key, v);
+		*scratch = *p;
+		if (zs_nodeclass_check(what, e[i].sel, err))
+			rc = -1;
+		else if (set(scratch, key, e[i].val, inner))
+			rc = zs_fail(err, "%s (entry '%.*s' of %s=%s)", inner, e[i].len, e[i].text, key, v);
+	}
+	free(scratch);
+	if (rc) {
+		free(e);
+		return -1;
+	}
+	strcpy(p->per_node_value[k], v);
+	p->per_node_entry[k][0] = '\0';
+	per_node_unset(p, k);
+	for (unsigned i = 0; i < n; i++)
+		if (zs_nodeclass_match(e[i].sel, p->node)) {
+			set(p, key, e[i].val, NULL);
+			snprintf(p->per_node_entry[k], sizeof(p->per_node_entry[k]), "%.*s", e[i].len, e[i].text);
+		}
+	free(e);
+	return 0;
+}
 
 static int unknown_key(const char *word, char *err)
 {
@@ -323,10 +443,62 @@ int zs_policy_set(struct zs_policy *p, const char *word, char *err)
 		return -1;
 	for (size_t i = 0; i < NKEYS && rc == -2; i++)
 		if (!strcmp(key, keys[i].key))
-			rc = keys[i].set(p, key, v, err);
+			rc = keys[i].per_node ? set_per_node(p, key, v, keys[i].set, keys[i].per_node - 1, err)
+					      : keys[i].set(p, key, v, err);
 	if (rc == -2)
 		rc = unknown_key(word, err);
 	free(key);
+	return rc;
+}
+
+/* The entries of a per-node value; a plain value is one entry that names
+ * every node, "" (the key not given) none. */
+static unsigned class_entries(const struct zs_policy *p, enum zs_per_node_key k,
+			      struct class_entry *e, bool *plain)
+{
+	const char *v = p->per_node_value[k];
+	unsigned n = 0;
+
+	*plain = v[0] && !strchr(v, ':');
+	if (*plain) {
+		e[0] = (struct class_entry){ .sel = "*", .text = v, .len = (int)strlen(v) };
+		snprintf(e[0].val, sizeof(e[0].val), "%s", v);
+		return 1;
+	}
+	if (v[0] && split_classes(k == ZS_PN_WAYS ? "ways" : "cache_size", v, e, &n, NULL))
+		return 0;
+	return n;
+}
+
+/* cache_size= and ways= for the same nodes must split the cache into
+ * slots of whole pages. Checked wherever it is sure, without a node (srun
+ * sees every entry): entries that name the same class in the same words,
+ * or one given for every node. On a node, zs_policy_parse checks what the
+ * node gets. */
+static int check_classes_together(const struct zs_policy *p, char *err)
+{
+	struct class_entry *c = calloc(2 * MAX_CLASS_ENTRIES, sizeof(*c)), *w = c + MAX_CLASS_ENTRIES;
+	bool c_plain, w_plain;
+	unsigned nc, nw;
+	int rc = 0;
+
+	if (!c)
+		return zs_fail(err, "out of memory");
+	nc = class_entries(p, ZS_PN_CACHE_SIZE, c, &c_plain);
+	nw = class_entries(p, ZS_PN_WAYS, w, &w_plain);
+	for (unsigned i = 0; i < nc && !rc; i++)
+		for (unsigned j = 0; j < nw && !rc; j++) {
+			uint64_t size, ways;
+
+			if (!c_plain && !w_plain && strcmp(c[i].sel, w[j].sel))
+				continue;
+			if (zs_parse_size("cache_size", c[i].val, &size, NULL) ||
+			    zs_parse_u64("ways", w[j].val, 1, 64, &ways, NULL) || size % (ways * ZS_PAGE_SIZE) == 0)
+				continue;
+			rc = zs_fail(err, "cache_size %.*s with ways %.*s: the cache does not split into slots of %u whole %u-byte pages; expected a multiple of ways x page size for the same nodes",
+				     c[i].len, c[i].text, w[j].len, w[j].text, (unsigned)ways, ZS_PAGE_SIZE);
+		}
+	free(c);
 	return rc;
 }
 
@@ -352,11 +524,18 @@ int zs_policy_parse(struct zs_policy *p, int argc, char *const argv[], char *err
 		return zs_fail(err, "nocache=compact contradicts sorter=none");
 	/* Any size splits into slots (slot = frame mod slots), as long as every
 	 * slot holds whole pages: 96 GiB and 384 MiB caches are real. */
-	if (p->memcache.cache_size && p->memcache.cache_size % (ways * ZS_PAGE_SIZE))
-		return zs_fail(err, "cache_size=%llu with ways=%u: the cache does not split into slots of %u whole %u-byte pages; expected a multiple of ways x page size",
-			       (unsigned long long)p->memcache.cache_size, (unsigned)ways,
+	if (p->memcache.cache_size && p->memcache.cache_size % (ways * ZS_PAGE_SIZE)) {
+		char from[2 * ZS_PER_NODE_VALUE_MAX + 128] = "";
+
+		if (p->per_node_entry[ZS_PN_CACHE_SIZE][0] || p->per_node_entry[ZS_PN_WAYS][0])
+			snprintf(from, sizeof(from), " on node %s (cache_size=%s, ways=%s)", p->node,
+				 p->per_node_value[ZS_PN_CACHE_SIZE],
+				 p->per_node_value[ZS_PN_WAYS][0] ? p->per_node_value[ZS_PN_WAYS] : "not given");
+		return zs_fail(err, "cache_size=%llu with ways=%u%s: the cache does not split into slots of %u whole %u-byte pages; expected a multiple of ways x page size",
+			       (unsigned long long)p->memcache.cache_size, (unsigned)ways, from,
 			       (unsigned)ways, ZS_PAGE_SIZE);
-	return 0;
+	}
+	return check_classes_together(p, err);
 }
 
 int zs_request_parse(const struct zs_request_opts *o, const char *s, struct zs_request *out,

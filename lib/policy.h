@@ -8,6 +8,7 @@
 
 #include "memcache.h"
 #include "metrics.h"
+#include "nodeclass.h"
 #include "report.h"
 #include "sorter.h"
 
@@ -23,6 +24,13 @@
 /* Cache sizes from plugstack.conf are checked against the base page size
  * of the platforms Slurm nodes run (x86-64, and 4 KiB arm64 kernels). */
 #define ZS_PAGE_SIZE 4096u
+
+/* Keys that take a per-node-class value (cache_size=, ways=): either one
+ * value for every node, or entries NODES:VALUE separated by commas, NODES
+ * a selector (nodeclass.h); on a node several entries name, the last one
+ * wins, and a node no entry names gets what the key's absence gives. */
+enum zs_per_node_key { ZS_PN_CACHE_SIZE, ZS_PN_WAYS, ZS_PN_KEYS };
+#define ZS_PER_NODE_VALUE_MAX 1024
 
 enum zs_mode { ZS_MODE_OFF, ZS_MODE_ON, ZS_MODE_PERIODIC };
 
@@ -41,6 +49,14 @@ struct zs_request_opts {
 
 struct zs_policy {
 	struct zs_request_opts request;
+	/* The node whose class values apply (zs_policy_for_node); "" = none:
+	 * in srun, sbatch and salloc, which check every entry but sort
+	 * nothing. */
+	char node[ZS_NODE_NAME_MAX + 1];
+	/* Each per-node key's value as given (for checks across keys), and
+	 * the entry that applies to node ("" = none or a plain value). */
+	char per_node_value[ZS_PN_KEYS][ZS_PER_NODE_VALUE_MAX];
+	char per_node_entry[ZS_PN_KEYS][ZS_PER_NODE_VALUE_MAX];
 	/* The plugin's own: when a node is sorted again, and the periodic
 	 * helper it starts. */
 	unsigned min_interval;		/* min_interval=: seconds at least between the
@@ -57,6 +73,10 @@ struct zs_policy {
 };
 
 void zs_policy_defaults(struct zs_policy *p);
+
+/* Chooses the node whose per-node-class values the words that follow set
+ * (call after zs_policy_defaults, before zs_policy_parse). */
+int zs_policy_for_node(struct zs_policy *p, const char *node, char *err);
 
 /* Applies one "key=value" word; unknown keys and bad values are errors that
  * name them. */

@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #define REPORTS_DIR "reports"
+/* Each user's records, under statedir/reports/UID (report.h). */
+#define JOBS_DIR "jobs"
 #define LOCK_FILE ".lock"
 #define LOCK_WAIT_MS 2000
 /* A job with more steps than fit starts a new file: the report is a
@@ -175,6 +177,33 @@ static int grant(int fd, unsigned owner_perm, uid_t uid, unsigned perm)
 	return fsetxattr(fd, "system.posix_acl_access", buf, sizeof(buf), 0);
 }
 
+/* A directory a user may only pass through (search, no read): O_PATH.
+ * It must be root's and writable by no one else. */
+static int search_only(int at, const char *name)
+{
+	int fd = openat(at, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), e = errno;
+	struct stat st;
+
+	if (fd >= 0 && (fstat(fd, &st) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
+		close(fd);
+		fd = -1;
+		e = EPERM;
+	}
+	errno = e;
+	return fd;
+}
+
+/* Sets a directory's ACL (grant) unless its mode already shows it: an
+ * ACL write changes the directory's ctime, which others can see. */
+static int grant_dir(int fd, uid_t uid, unsigned perm, mode_t want)
+{
+	struct stat st;
+
+	if (uid == 0 || (!fstat(fd, &st) && (st.st_mode & 07777) == want))
+		return 0;
+	return grant(fd, 07, uid, perm);
+}
+
 /* statedir/reports: root's, mode 0711, so nobody can list whose reports
  * are here. */
 static int reports_top(const struct zs_report_opts *o, bool create, char *err)
@@ -190,17 +219,10 @@ static int reports_top(const struct zs_report_opts *o, bool create, char *err)
 		return -1;
 	}
 	if (geteuid() != 0) {
-		/* A user may pass through (0711), not read: O_PATH. */
-		fd = openat(top, REPORTS_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = search_only(top, REPORTS_DIR);
 		int e = errno;
-		struct stat st;
 
 		close(top);
-		if (fd >= 0 && (fstat(fd, &st) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
-			close(fd);
-			fd = -1;
-			e = EPERM;
-		}
 		if (fd < 0)
 			zs_fail(err, "%s/%s: %s", o->statedir, REPORTS_DIR, strerror(e));
 		errno = e;
@@ -219,30 +241,55 @@ static int reports_top(const struct zs_report_opts *o, bool create, char *err)
 	return fd;
 }
 
-/* statedir/reports/UID: root's, mode 0500 with an ACL that lets uid list
- * and read it, and no one else. */
+/* statedir/reports/UID: root's, mode 0710 with an ACL that lets uid only
+ * pass through, and no one else. Anyone may learn that it exists (the
+ * name is looked up in a directory all may search), but it holds only
+ * JOBS_DIR, made once: its time and size say nothing of uid's jobs.
+ * Returns statedir/reports/UID/jobs: root's, mode 0750 with an ACL that
+ * lets uid list and read it, and no one else. */
 static int reports_dir(const struct zs_report_opts *o, uid_t uid, bool create, char *err)
 {
 	char name[16], why[ZS_ERRLEN];
-	int top = reports_top(o, create, err), fd;
+	int top = reports_top(o, create, err), udir, fd = -1, e;
 
 	if (top < 0)
 		return -1;
 	snprintf(name, sizeof(name), "%u", (unsigned)uid);
-	fd = zs_textfile_subdir(top, name, create, 0500, why);
-	int e = errno;
-
+	if (geteuid() != 0) {
+		udir = search_only(top, name);
+		if (udir < 0)
+			snprintf(why, sizeof(why), "%s: %s", name, strerror(errno));
+	} else {
+		udir = zs_textfile_subdir(top, name, create, 0100, why);
+	}
+	e = errno;
 	close(top);
-	if (fd < 0) {
+	if (udir < 0) {
 		zs_fail(err, "%s/%s/%s", o->statedir, REPORTS_DIR, why);
 		errno = e;
 		return -1;
 	}
-	if (create && uid != 0 && grant(fd, 07, uid, 05)) {
+	if (create && grant_dir(udir, uid, 01, 0710)) {
 		e = errno;
 		zs_fail(err, "%s/%s/%s: cannot grant uid %u access (%s)%s", o->statedir, REPORTS_DIR, name,
 			(unsigned)uid, strerror(e),
 			e == EOPNOTSUPP ? "; the file system needs POSIX ACLs, or set report_days=0" : "");
+		close(udir);
+		errno = e;
+		return -1;
+	}
+	fd = zs_textfile_subdir(udir, JOBS_DIR, create, 0500, why);
+	e = errno;
+	close(udir);
+	if (fd < 0) {
+		zs_fail(err, "%s/%s/%s/%s", o->statedir, REPORTS_DIR, name, why);
+		errno = e;
+		return -1;
+	}
+	if (create && grant_dir(fd, uid, 05, 0750)) {
+		e = errno;
+		zs_fail(err, "%s/%s/%s/" JOBS_DIR ": cannot grant uid %u access (%s)", o->statedir, REPORTS_DIR,
+			name, (unsigned)uid, strerror(e));
 		close(fd);
 		errno = e;
 		return -1;
@@ -285,7 +332,7 @@ int zs_report_add(const struct zs_report_opts *o, uid_t uid, const struct zs_rep
 	/* Root's file, its user may only read it (an ACL entry): the user can
 	 * neither grow it, nor change its mode or its time. */
 	if (zs_textfile_replace(dirfd, name, text, strlen(text), 0400, (uid_t)-1, why)) {
-		zs_fail(err, "report: %s/%s/%u/%s", o->statedir, REPORTS_DIR, (unsigned)uid, why);
+		zs_fail(err, "report: %s/%s/%u/" JOBS_DIR "/%s", o->statedir, REPORTS_DIR, (unsigned)uid, why);
 		goto out;
 	}
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -329,13 +376,25 @@ static bool job_name(const char *name, uint32_t *job)
 typedef void (*report_fn)(const char *path, uint32_t job, uid_t uid, const struct stat *st,
 			  int topfd, void *ctx);
 
-static void each_in(int topfd, const char *uname, report_fn fn, void *ctx)
+/* The records of statedir/reports/UNAME/jobs. tidy (root): also removes
+ * the records an older layout kept in UNAME itself. */
+static void each_in(int topfd, const char *uname, bool tidy, report_fn fn, void *ctx)
 {
-	int fd = openat(topfd, uname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int ufd = geteuid() != 0 ? search_only(topfd, uname)
+				 : openat(topfd, uname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = ufd < 0 ? -1 : openat(ufd, JOBS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	uint32_t uid, job;
 	struct dirent *d;
 	DIR *dir;
 
+	if (tidy && ufd >= 0 && (dir = fdopendir(dup(ufd)))) {
+		while ((d = readdir(dir)))
+			if (job_name(d->d_name, &job))
+				unlinkat(dirfd(dir), d->d_name, 0);
+		closedir(dir);
+	}
+	if (ufd >= 0)
+		close(ufd);
 	if (fd < 0 || !job_name(uname, &uid) || !(dir = fdopendir(fd))) {
 		if (fd >= 0)
 			close(fd);
@@ -347,7 +406,7 @@ static void each_in(int topfd, const char *uname, report_fn fn, void *ctx)
 
 		if (job_name(d->d_name, &job) &&
 		    !fstatat(dirfd(dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode)) {
-			snprintf(path, sizeof(path), "%s/%s", uname, d->d_name);
+			snprintf(path, sizeof(path), "%s/" JOBS_DIR "/%s", uname, d->d_name);
 			fn(path, job, (uid_t)uid, &st, topfd, ctx);
 		}
 	}
@@ -366,7 +425,7 @@ static int each_report(const struct zs_report_opts *o, bool create, report_fn fn
 		return errno == ENOENT ? 0 : -1;
 	if (geteuid() != 0) {
 		snprintf(uname, sizeof(uname), "%u", (unsigned)geteuid());
-		each_in(topfd, uname, fn, ctx);
+		each_in(topfd, uname, false, fn, ctx);
 		close(topfd);
 		return 0;
 	}
@@ -377,7 +436,7 @@ static int each_report(const struct zs_report_opts *o, bool create, report_fn fn
 	}
 	while ((d = readdir(dir)))
 		if (isdigit((unsigned char)d->d_name[0]))
-			each_in(dirfd(dir), d->d_name, fn, ctx);
+			each_in(dirfd(dir), d->d_name, create, fn, ctx);
 	closedir(dir);
 	return 0;
 }
@@ -513,7 +572,7 @@ enum zs_report_status zs_report_load(const struct zs_report_opts *o, uint32_t jo
 		free(buf);
 		if (e == ENOENT || e == EACCES)
 			return ZS_REPORT_MISSING;
-		zs_fail(err, "cannot read %s/%s/%u/%s: %s", o->statedir, REPORTS_DIR, (unsigned)f.uid, name,
+		zs_fail(err, "cannot read %s/%s/%u/" JOBS_DIR "/%s: %s", o->statedir, REPORTS_DIR, (unsigned)f.uid, name,
 			strerror(e));
 		return ZS_REPORT_ERROR;
 	}

@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Each user's own report of what zonesort did for their job: one line per
  * job prolog and step on this node, appended by the plugin (as root) to
- * statedir/reports/<uid>/<job id>. The files and the per-user directories
- * are root's; a POSIX ACL entry lets the job's user read them (list and
- * read their own directory), nobody else: the user can neither grow a
- * file nor change its mode or time, and statedir/reports (mode 0711) lists
- * nobody's jobs. It holds what the summary line in the slurmd log holds:
+ * statedir/reports/<uid>/jobs/<job id>. The files and the per-user
+ * directories are root's; POSIX ACL entries let the job's user pass
+ * through <uid>, list jobs and read the files, nobody else: the user can
+ * neither grow a file nor change its mode or time. statedir/reports (mode
+ * 0711) lists nobody; another user may look up <uid> (whether that uid
+ * has records here) but not into it, and <uid> holds only jobs/, made
+ * once, so its time and size tell nothing of the jobs. Hiding <uid>'s
+ * existence too would take a directory only users with records may search,
+ * whose ACL (readable by anyone who can reach it) would list them.
+ * It holds what the summary line in the slurmd log holds:
  * mode, sorts, backend, and the sampled conflict fraction with random
  * placement for scale; never a frame number, never another job.
  *

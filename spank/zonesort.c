@@ -111,21 +111,26 @@ static int option_cb(int val, const char *optarg, int remote)
 
 static const char *node_name(void)
 {
-	static char host[256];
-	const char *n = getenv("SLURMD_NODENAME");
+	static char name[ZS_NODE_NAME_MAX + 1];
 
-	if (n && *n)
-		return n;
-	if (gethostname(host, sizeof(host) - 1))
-		strcpy(host, "?");
-	return host;
+	if (!name[0])
+		zs_node_name(name, sizeof(name));
+	return name;
 }
 
 static int load_policy(int ac, char **av)
 {
 	char err[ZS_ERRLEN];
+	spank_context_t ctx = spank_context();
 
 	zs_policy_defaults(&policy);
+	/* Per-node-class values (cache_size=knl*:16GiB) apply where the
+	 * plugin sorts; srun, sbatch and salloc only check them. */
+	if ((ctx == S_CTX_REMOTE || ctx == S_CTX_JOB_SCRIPT || ctx == S_CTX_SLURMD) &&
+	    zs_policy_for_node(&policy, node_name(), err)) {
+		slurm_error("zonesort: %s", err);
+		return -1;
+	}
 	if (zs_policy_parse(&policy, ac, av, err)) {
 		slurm_error("zonesort: plugstack.conf: %s", err);
 		return -1;
@@ -336,7 +341,7 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 static void start_helper(unsigned period)
 {
 	char every[16], parent[16], err[ZS_ERRLEN];
-	char **argv = calloc((size_t)policy_argc + 10, sizeof(char *));
+	char **argv = calloc((size_t)policy_argc + 12, sizeof(char *));
 	int fds[2], argc = 0;
 
 	if (!argv) {
@@ -351,6 +356,10 @@ static void start_helper(unsigned period)
 	argv[argc++] = every;
 	argv[argc++] = "--parent";
 	argv[argc++] = parent;
+	/* The helper's environment is clean: the node its class values and
+	 * metrics are for. */
+	argv[argc++] = "--node";
+	argv[argc++] = (char *)node_name();
 	if (policy.sample_conflicts) {
 		/* The step's tasks are this slurmstepd's descendants. */
 		argv[argc++] = "--sample";

@@ -8,7 +8,9 @@
 #
 #   cluster_start [slurm.conf lines...]   start; exports SLURM_CONF, ZS_CLUSTER;
 #                                         loads the plugin with $ZS_PLUGSTACK_ARGS
-#                                         when that variable is set. A cluster
+#                                         when that variable is set, or makes
+#                                         $ZS_PLUGSTACK_TEXT plugstack.conf (a
+#                                         site's include line). A cluster
 #                                         whose nodes are not all idle within
 #                                         $ZS_CLUSTER_TIMEOUT s (60) is stopped
 #                                         like any other before it returns 1
@@ -142,6 +144,8 @@ CONF
 	# plugin line must be there before it starts.
 	if [ -n "${ZS_PLUGSTACK_ARGS+set}" ]; then
 		echo "required $ZS_PLUGIN $ZS_PLUGSTACK_ARGS" > "$d/etc/plugstack.conf"
+	elif [ -n "${ZS_PLUGSTACK_TEXT+set}" ]; then
+		printf '%s\n' "$ZS_PLUGSTACK_TEXT" > "$d/etc/plugstack.conf"
 	else
 		: > "$d/etc/plugstack.conf"
 	fi

@@ -28,8 +28,9 @@ int cli_cache_options(const char *cmd, const char *size_arg, const char *ways_ar
 		      uint64_t *size, unsigned *ways);
 
 /* Reads the policy words (key=value, as in plugstack.conf) that follow the
- * options of a subcommand. Prints the error and returns -1 on a bad one. */
-int cli_policy(struct zs_policy *p, int argc, char **argv);
+ * options of a subcommand, with the per-node-class values of node (NULL:
+ * this node, zs_node_name). Prints the error and returns -1 on a bad one. */
+int cli_policy(struct zs_policy *p, const char *node, int argc, char **argv);
 
 /* Prints "zonesort <cmd>: <message>" to stderr and returns ZS_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -201,7 +201,7 @@ static int parse_operands(int argc, char **argv, struct conflicts_args *a)
 		}
 		a->pids[a->npids++] = (pid_t)v;
 	}
-	rc = cli_policy(&a->policy, npol, pol) ? ZS_EXIT_USAGE : CLI_GO_ON;
+	rc = cli_policy(&a->policy, NULL, npol, pol) ? ZS_EXIT_USAGE : CLI_GO_ON;
 	free(pol);
 	return rc;
 }

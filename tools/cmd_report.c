@@ -215,7 +215,7 @@ static int parse_report(int argc, char **argv, struct report_args *a)
 			return cli_usage_error("report", "see 'zonesort report --help'");
 		}
 	}
-	if (cli_policy(&a->policy, argc - optind, argv + optind))
+	if (cli_policy(&a->policy, NULL, argc - optind, argv + optind))
 		return ZS_EXIT_USAGE;
 	if (!a->job && getenv("SLURM_JOB_ID") &&
 	    zs_parse_u64("SLURM_JOB_ID", getenv("SLURM_JOB_ID"), 1, UINT32_MAX, &a->job, err))

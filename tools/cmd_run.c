@@ -297,6 +297,7 @@ out:
 /* The command line; the policy words are read after helper_limits. */
 struct run_args {
 	uint64_t every, parent, max_rounds, sample;
+	char node[ZS_NODE_NAME_MAX + 1];	/* --node: "" = this node's name */
 	struct zs_policy policy;
 };
 
@@ -314,7 +315,7 @@ struct helper {
 
 static void usage(void)
 {
-	printf("usage: zonesort run --every SECONDS [--parent PID] [--count N] [--sample PID] [key=value ...]\n"
+	printf("usage: zonesort run --every SECONDS [--parent PID] [--count N] [--sample PID] [--node NAME] [key=value ...]\n"
 	       "Sorts the target nodes every SECONDS (1-86400), first after one period,\n"
 	       "until SIGTERM, until process PID exits, or after N rounds. A node sorted\n"
 	       "by anyone less than max(min_interval, SECONDS/2) ago is skipped. A due\n"
@@ -333,6 +334,9 @@ static void usage(void)
 	       "'zonesort conflicts' does, and prints\n"
 	       "  conflicts fraction=F random=R pages=N samples=K\n"
 	       "(the cache from hwloc, or cache_size= and ways=; needs root).\n"
+	       "--node NAME: the Slurm node whose per-node-class values (cache_size=\n"
+	       "knl*:16GiB) apply and whose name the metrics carry (default:\n"
+	       "$SLURMD_NODENAME, else the short host name).\n"
 	       "The helper resets a negative oom_score_adj (slurmstepd's) to 0 and\n"
 	       "limits its address space to 512 MiB; a step too large to sample in it\n"
 	       "is not sampled.\n");
@@ -347,6 +351,7 @@ static int parse_run(int argc, char **argv, struct run_args *a)
 		{ "parent", required_argument, NULL, 'p' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "sample", required_argument, NULL, 's' },
+		{ "node", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -354,7 +359,7 @@ static int parse_run(int argc, char **argv, struct run_args *a)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:p:c:s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:p:c:s:N:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (zs_parse_u64("--every", optarg, 1, ZS_MAX_PERIOD, &a->every, err))
@@ -371,6 +376,12 @@ static int parse_run(int argc, char **argv, struct run_args *a)
 		case 's':
 			if (zs_parse_u64("--sample", optarg, 1, 4194304, &a->sample, err))
 				return cli_usage_error("run", "%s", err);
+			break;
+		case 'N':
+			if (!*optarg || strlen(optarg) >= sizeof(a->node))
+				return cli_usage_error("run", "--node '%.40s': expected a node name of 1-%d characters",
+						       optarg, ZS_NODE_NAME_MAX);
+			strcpy(a->node, optarg);
 			break;
 		case 'h':
 			usage();
@@ -436,7 +447,7 @@ static void sort_round(struct helper *h, bool quiet, double *next)
 	zs_sorter_hold_compaction(h->s, !quiet);
 	before = zs_sorter_last_start(h->s);
 	zs_sorter_sort(h->s, h->min_interval, &h->tally, note_failure, &ctx);
-	if (zs_metrics_sorts(&h->a->policy.metrics, NULL, zs_sorter_kind_name(zs_sorter_backend(h->s)),
+	if (zs_metrics_sorts(&h->a->policy.metrics, h->a->policy.node, zs_sorter_kind_name(zs_sorter_backend(h->s)),
 			     zs_sorter_degraded(h->s) != NULL, &tally_before, &h->tally, err) &&
 	    ctx.nerrors < 4)
 		snprintf(ctx.errors[ctx.nerrors++], ZS_ERRLEN, "%s", err);
@@ -464,7 +475,7 @@ static void sample_round(struct helper *h)
 		emit_error("conflict sampling: ", err, false);
 		h->sm.off = true;
 	} else if (got == 0) {
-		if (zs_metrics_sample(&h->a->policy.metrics, NULL, &h->sm.last, err))
+		if (zs_metrics_sample(&h->a->policy.metrics, h->a->policy.node, &h->sm.last, err))
 			emit_error("", err, false);
 		zs_sample_format(&h->sm.last, line, sizeof(line) - 1);
 		strcat(line, "\n");
@@ -556,7 +567,7 @@ int cmd_run(int argc, char **argv)
 	if (rc != CLI_GO_ON)
 		return rc;
 	helper_limits();
-	if (cli_policy(&a.policy, argc - optind, argv + optind))
+	if (cli_policy(&a.policy, a.node[0] ? a.node : NULL, argc - optind, argv + optind))
 		return ZS_EXIT_USAGE;
 	return run_helper(&a);
 }

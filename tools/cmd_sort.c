@@ -77,7 +77,7 @@ static int parse_sort(int argc, char **argv, struct sort_args *a)
 			return cli_usage_error("sort", "see 'zonesort sort --help'");
 		}
 	}
-	if (cli_policy(&a->policy, argc - optind, argv + optind))
+	if (cli_policy(&a->policy, NULL, argc - optind, argv + optind))
 		return ZS_EXIT_USAGE;
 	if (nodes) {
 		char word[300];

@@ -620,7 +620,7 @@ static int parse_status(int argc, char **argv, struct status_args *a)
 	}
 	if (cli_cache_options("status", a->size_arg, a->ways_arg, &cache_size, &ways))
 		return ZS_EXIT_USAGE;
-	if (cli_policy(&a->policy, argc - optind, argv + optind))
+	if (cli_policy(&a->policy, NULL, argc - optind, argv + optind))
 		return ZS_EXIT_USAGE;
 	if (cache_size)
 		a->policy.memcache.cache_size = cache_size;

@@ -45,12 +45,13 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	return ZS_EXIT_USAGE;
 }
 
-int cli_policy(struct zs_policy *p, int argc, char **argv)
+int cli_policy(struct zs_policy *p, const char *node, int argc, char **argv)
 {
-	char err[ZS_ERRLEN];
+	char err[ZS_ERRLEN], name[ZS_NODE_NAME_MAX + 1];
 
 	zs_policy_defaults(p);
-	if (zs_policy_parse(p, argc, argv, err)) {
+	if (zs_policy_for_node(p, node ? node : zs_node_name(name, sizeof(name)), err) ||
+	    zs_policy_parse(p, argc, argv, err)) {
 		fprintf(stderr, "zonesort: %s\n", err);
 		return -1;
 	}

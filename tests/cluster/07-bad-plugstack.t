@@ -28,6 +28,8 @@ check_refused "sorter=fast" "sorter=fast: expected auto, kernel, compact or none
 check_refused "default=7 min_period=10" "default=7 is below min_period=10"
 check_refused "helper=bin/zonesort" "helper=bin/zonesort: expected an absolute path"
 check_refused "cache_size=12345" "cache_size=12345: expected a whole number of 4096-byte pages"
+check_refused "cache_size=knl[128-001]:16GiB" "cache_size=knl\\[128-001\\]:16GiB: 'knl\\[128-001\\]': the range in \\[128-001\\] is reversed"
+check_refused "cache_size=knl*:16GiB,xmax*:64" "cache_size=64: expected a whole number of 4096-byte pages.* \\(entry 'xmax\\*:64' of"
 check_refused "nodes=3-1" "nodes=3-1: the range 3-1 is reversed"
 check_refused "nodes=0-x" "nodes=0-x"
 check_refused "justaword" "'justaword' is not of the form key=value"

@@ -9,6 +9,9 @@
 # why in its summary lines and shows zonesort_sorter_degraded 1; with
 # compact_fallback=periodic it is compacted during the step too.
 # nocache=compact compacts the node without a cache.
+# cache_size= and ways= are given per node class (NODES:VALUE entries), as
+# a mixed cluster does: each entry reaches the nodes it names, in the job
+# prolog, before the step and in the periodic helper, and no other node.
 #
 # Stand-ins, each because the real thing is not on this machine:
 # - zsnode1's cache: hwloc reads this machine's topology from an XML file
@@ -124,9 +127,10 @@ like "$(cluster_on_node "$cache_node" "$ZS_ZONESORT" report --job "$JOB" statedi
 
 # --- a cache given by cache_size=, as a site does for one hwloc misses -------
 # $plain_node has no module: a cache node without its kernel sorter is
-# degraded. Compaction stands in for it in the job prolog only.
+# degraded. Compaction stands in for it in the job prolog only. The cache
+# is given to its node class only (a Slurm host list naming it).
 PROM=$SC_RUN/prom
-job cache_size=64MiB ways=1 prometheus_dir=$PROM
+job "cache_size=${plain_node%[0-9]}[2-3]:64MiB,other*:16GiB" "ways=${plain_node%[0-9]}[2-3]:1" prometheus_dir=$PROM
 is "$(compacted "$plain_node")" 1 "cache_size=: degraded $plain_node (no module there) is compacted once, in the prolog"
 degraded_why="degraded: no kernel zonesort interface \($SC_SYSFS/nodeid\); compaction in its place in the job prolog only \(compact_fallback=prolog\)\$"
 like "$(summary "$JOB" prolog "$plain_node")" \
@@ -146,19 +150,24 @@ like "$(cat "$(_sortcount_path "$cache_node" "$PROM")/zonesort.prom" 2>&1)" \
 like "$(cluster_on_node "$plain_node" "$ZS_ZONESORT" status $SITE cache_size=64MiB ways=1 2>&1)" \
 	"sorter: compact \(degraded: no kernel zonesort interface" "zonesort status on $plain_node says it is degraded"
 
-# The site opts in to compaction during steps.
+# The site opts in to compaction during steps. The periodic helper, started
+# with a clean environment, applies the class entry naming its node (a glob).
 plain_compacted_again() { [ "$(compacted "$plain_node")" -ge 2 ]; }
-WAIT_ALSO=plain_compacted_again job cache_size=64MiB ways=1 compact_fallback=periodic
+WAIT_ALSO=plain_compacted_again job "cache_size=$plain_node*:64MiB" ways=1 compact_fallback=periodic
 n=$(compacted "$plain_node")
 num_ok "compact_fallback=periodic: $plain_node is compacted in the prolog and during the step ($n)" "$n >= 2"
 is "$HELPER_NODES" "$cache_node $plain_node " "... by a periodic helper on both nodes"
+unlike "$(grep "zonesort: job $JOB" "$(cluster_slurmd_log "$plain_node")")" "error|helper:" \
+	"... whose class values are the node's own (no error from it)"
 
 # --- compaction asked for on nodes without a cache ----------------------------
-job nocache=compact
+# A cache_size= whose entries name other nodes leaves $plain_node without a
+# cache: it is compacted as nocache=compact says, not degraded.
+job nocache=compact "cache_size=$cache_node:64MiB,other[1-9]:16GiB"
 n=$(compacted "$plain_node")
 num_ok "nocache=compact: $plain_node is compacted ($n times: the prolog, the periodic helper)" "$n >= 1"
-like "$(summary "$JOB" prolog "$plain_node")" "zonesort=every 1 s, 1 sort, .*backend compact" \
-	"... its prolog summary says so"
+like "$(summary "$JOB" prolog "$plain_node")" "zonesort=every 1 s, 1 sort, .*backend compact\$" \
+	"... its prolog summary says so, not degraded: no cache_size= entry names it"
 cmp_ok "$(sortcount_node "$cache_node")" -ge 2 "... and $cache_node is still sorted by the kernel interface"
 is "$(compacted "$cache_node")" 0 "... not compacted"
 done_testing

@@ -2,7 +2,9 @@
 # zonesort report: each user sees what zonesort did for their own job, on
 # the node, without root; another user's job looks like one that never ran
 # here; the records are root's files their user may only read (an ACL), so
-# the user can neither grow them nor keep them past expiry; the records
+# the user can neither grow them nor keep them past expiry; another user
+# learns only that a user's directory exists, never when their jobs ran or
+# how many (the records sit one level further, in UID/jobs); the records
 # hold no frame numbers; old records are removed by the next job's prolog. Real slurmctld + slurmd, jobs of the unprivileged
 # users nobody and daemon. The sorts go to the counting stand-in of the
 # kernel interface (testbed/sortcount.sh) and cache_size= assumes a
@@ -30,11 +32,12 @@ nobody_uid=$(id -u nobody)
 daemon_uid=$(id -u daemon)
 # Records left from earlier jobs of nobody: one past the 7 days kept, one
 # within, one stamped a year ahead.
-mkdir -p "$reports/$nobody_uid"
-for j in 900001 900002 900003; do printf 'time=1\tjob=%s\twhere=step 0\n' "$j" > "$reports/$nobody_uid/$j"; done
-touch -d '8 days ago' "$reports/$nobody_uid/900001"
-touch -d '6 days ago' "$reports/$nobody_uid/900002"
-touch -d '1 year' "$reports/$nobody_uid/900003"
+old=$reports/$nobody_uid/jobs
+mkdir -p "$old"
+for j in 900001 900002 900003; do printf 'time=1\tjob=%s\twhere=step 0\n' "$j" > "$old/$j"; done
+touch -d '8 days ago' "$old/900001"
+touch -d '6 days ago' "$old/900002"
+touch -d '1 year' "$old/900003"
 
 # nobody's job: a periodic step that holds 32 MiB, sampled after each sort.
 sortcount_reset
@@ -44,19 +47,20 @@ like "$JOB" '^[0-9]+$' "nobody's job ran ($JOB)"
 cluster_wait_job_gone "$JOB" 30
 sorts=$(sortcount)
 
-ok "the prolog removed the record older than report_days (7)" test ! -e "$reports/$nobody_uid/900001"
-ok "and kept the one within" test -e "$reports/$nobody_uid/900002"
-ok "and removed the one stamped a year ahead (root's clock)" test ! -e "$reports/$nobody_uid/900003"
-rec=$reports/$nobody_uid/$JOB
+ok "the prolog removed the record older than report_days (7)" test ! -e "$old/900001"
+ok "and kept the one within" test -e "$old/900002"
+ok "and removed the one stamped a year ahead (root's clock)" test ! -e "$old/900003"
+rec=$reports/$nobody_uid/jobs/$JOB
 is "$(stat -c '%U %a' "$rec")" "root 440" "the job's record is root's (mode 440: the ACL's mask)"
 is "$(stat -c '%U %a' "$reports")" "root 711" "under a directory only root writes and nobody lists"
-is "$(stat -c '%U %a' "$reports/$nobody_uid")" "root 750" "in nobody's own directory, root's"
+is "$(stat -c '%U %a' "$reports/$nobody_uid")" "root 710" "in nobody's own directory, root's, which nobody may only pass"
+is "$(stat -c '%U %a' "$reports/$nobody_uid/jobs")" "root 750" "... to its jobs directory, root's, which nobody lists"
 ok "nobody reads the record itself" as nobody sh -c "cat '$rec' > /dev/null"
 fails "nobody cannot list who has reports" as nobody ls "$reports"
 fails "nobody cannot make the record writable" as nobody chmod 600 "$rec"
 fails "nobody cannot grow it" as nobody sh -c "fallocate -l 1G '$rec' 2>/dev/null || echo x >> '$rec'"
 fails "nobody cannot set its time ahead" as nobody touch -d 2099-01-01 "$rec"
-fails "nobody cannot add a file to the directory" as nobody sh -c "echo x > '$reports/$nobody_uid/999'"
+fails "nobody cannot add a file to the directory" as nobody sh -c "echo x > '$reports/$nobody_uid/jobs/999'"
 
 text=$(report nobody --job "$JOB"); rc=$?
 is "$rc" 0 "nobody reads the report of their job without root"
@@ -89,13 +93,23 @@ rjob=$(srun --zonesort=on sh -c 'echo $SLURM_JOB_ID')
 djob=$(as daemon srun --zonesort=off sh -c 'echo $SLURM_JOB_ID')
 cluster_wait_job_gone "$rjob" 30
 cluster_wait_job_gone "$djob" 30
+# What another user learns of daemon's records: that daemon's directory
+# exists, and nothing of when daemon's jobs ran or how many.
+peek() { as nobody stat -c '%Y %Z %s %h %a' "$reports/$daemon_uid" 2>&1; }
+before=$(peek)
+sleep 1.1
+djob2=$(as daemon srun --zonesort=off sh -c 'echo $SLURM_JOB_ID')
+cluster_wait_job_gone "$djob2" 30
+like "$(report daemon --job "$djob2")" "zonesort=off, no sort" "daemon's next job has its record"
+is "$(peek)" "$before" "nobody sees daemon's directory unchanged by it: no time, no count (stat: $before)"
+fails "nobody cannot look into daemon's directory" as nobody ls "$reports/$daemon_uid"
 out=$(report nobody --job "$djob" 2>&1); rc=$?
 is "$rc" 1 "nobody asking for daemon's job fails"
 like "$out" "^zonesort report: no record of job $djob of yours on " "with the words for a job that never ran here"
 unlike "$out" "daemon|uid" "naming no user"
 out=$(report nobody --job "$rjob" 2>&1)
 like "$out" "no record of job $rjob of yours on " "root's job is not shown either"
-fails "and the file itself is closed to nobody" as nobody sh -c "cat '$reports/$daemon_uid/$djob' 2>/dev/null"
+fails "and the file itself is closed to nobody" as nobody sh -c "cat '$reports/$daemon_uid/jobs/$djob' 2>/dev/null"
 like "$(report daemon --job "$djob")" "step 0 +on $ZS_NODE: zonesort=off, no sort" "daemon sees their own job, sorting off"
 like "$(cluster_on_node "$ZS_NODE" "$ZS_ZONESORT" report --job "$djob" statedir="$SC_STATE")" "zonesort=off" "root sees any job"
 out=$(report nobody --job 4000000 2>&1); rc=$?

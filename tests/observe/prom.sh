@@ -1,12 +1,15 @@
 # Debian's node_exporter and Prometheus for the observe tests, on free
 # loopback ports, with their own temporary directory.
 #
-#   prom_start TEXTFILE_DIR RULE_FILE...   node_exporter with only the
+#   prom_start TEXTFILE_DIR RULE_FILE      node_exporter with only the
 #                                          textfile collector and stat (its
 #                                          node_boot_time_seconds, which the
 #                                          rules compare with), Prometheus
 #                                          scraping it and evaluating the
 #                                          rules every second
+#   prom_server_start RULE_FILE PORT...    Prometheus alone, scraping the
+#                                          node_exporters on these loopback
+#                                          ports
 #   prom_query EXPR                        the result vector as JSON
 #   prom_value EXPR                        the value of a one-element result
 #   prom_wait EXPR AWK-TEST [TIMEOUT]      wait until the value v passes,
@@ -16,31 +19,42 @@
 #   prom_stop                              stop both (by pid), drop the dir
 
 prom_start() {
-	local textfile=$1 rules='' r; shift
+	local textfile=$1; shift
 	PROM_DIR=$(mktemp -d /tmp/zs-prom.XXXXXX)
 	NE_PORT=$(_free_port)
-	PROM_PORT=$(_free_port)
 	prometheus-node-exporter --web.listen-address="127.0.0.1:$NE_PORT" \
 		--collector.disable-defaults --collector.textfile --collector.stat \
 		--collector.textfile.directory="$textfile" > "$PROM_DIR/node-exporter.log" 2>&1 &
 	NE_PID=$!
-	for r in "$@"; do rules="$rules\"$r\", "; done
+	prom_server_start "$1" "$NE_PORT"
+}
+
+prom_server_start() {
+	local rules=$1 port targets=''; shift
+	[ -n "${PROM_DIR:-}" ] || PROM_DIR=$(mktemp -d /tmp/zs-prom.XXXXXX)
+	PROM_PORT=$(_free_port)
+	for port in "$@"; do targets="$targets\"127.0.0.1:$port\", "; done
 	cat > "$PROM_DIR/prometheus.yml" <<CONF
 global:
   scrape_interval: 1s
   evaluation_interval: 1s
-rule_files: [ ${rules%, } ]
+rule_files: [ "$rules" ]
 scrape_configs:
   - job_name: node
     static_configs:
-      - targets: [ "127.0.0.1:$NE_PORT" ]
+      - targets: [ ${targets%, } ]
 CONF
 	prometheus --config.file="$PROM_DIR/prometheus.yml" --storage.tsdb.path="$PROM_DIR/tsdb" \
 		--web.listen-address="127.0.0.1:$PROM_PORT" > "$PROM_DIR/prometheus.log" 2>&1 &
 	PROM_PID=$!
-	wait_for 30 curl -sf "http://127.0.0.1:$NE_PORT/metrics" -o /dev/null &&
-		wait_for 60 curl -sf "http://127.0.0.1:$PROM_PORT/-/ready" -o /dev/null || {
-		diag "node_exporter or Prometheus did not come up:" "$(tail -5 "$PROM_DIR"/*.log)"
+	for port in "$@"; do
+		wait_for 30 curl -sf "http://127.0.0.1:$port/metrics" -o /dev/null || {
+			diag "node_exporter on port $port did not come up"
+			return 1
+		}
+	done
+	wait_for 60 curl -sf "http://127.0.0.1:$PROM_PORT/-/ready" -o /dev/null || {
+		diag "Prometheus did not come up:" "$(tail -5 "$PROM_DIR"/*.log)"
 		return 1
 	}
 }
@@ -73,6 +87,7 @@ _prom_alert_is() { [ "$(prom_alert "$1" "$2")" = "$3" ]; }
 
 prom_stop() {
 	local pid
+	[ -n "${PROM_DIR:-}" ] || return 0
 	for pid in ${PROM_PID:-} ${NE_PID:-}; do
 		kill "$pid" 2>/dev/null
 		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done

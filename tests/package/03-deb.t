@@ -5,12 +5,12 @@
 # checked with lintian, installed on this machine with dpkg -i (a throwaway
 # CI machine), tested with the real-cluster suites (tests/cluster/*.t and
 # tests/nhc/1*-cluster-*.t of that copy, by default those that depend on
-# where files are installed) pointed at the installed files, then purged,
-# checking that nothing is left behind.
+# where files are installed) pointed at the installed files and with the
+# pilot walkthrough, then purged, checking that nothing is left behind.
 #
 # Each suite file run against the installed packages gives one result
 # here, with its own counts as a diagnostic; a failure in it fails this
-# test. Takes about 4 minutes (12 with ZS_PKG_SUITES=all).
+# test. Takes about 5 minutes (13 with ZS_PKG_SUITES=all).
 set -u
 source "$(dirname "$0")/../../testbed/tap.sh"
 source "$(dirname "$0")/../../testbed/env.sh"
@@ -238,7 +238,7 @@ done
 # suite_file T: runs one suite file against the installed packages; one
 # result here, its counts as a diagnostic.
 suite_file() {
-	local t=$1 name rc p f out
+	local t=$1 name rc p f out start=$SECONDS
 	name=${t#"$src"/}
 	out=$(cd "$src" && timeout --kill-after=10 900 env \
 		ZS_SRCDIR="$src" ZS_BUILDDIR=/nonexistent/build-tree \
@@ -253,16 +253,18 @@ suite_file() {
 	[ $((p + f)) -eq 0 ] && f=1
 	[ "$f" -eq 0 ]
 	_tap_result $? "installed packages: $name ($p passed, $f failed)"
-	diag "$name: $p passed, $f failed, exit $rc"
+	diag "$name: $p passed, $f failed, exit $rc ($((SECONDS - start)) s)"
 	[ "$f" -eq 0 ] || diag "$(grep -E -A3 '^not ok ' <<< "$out" | head -20)"
 }
 # By default the files whose outcome depends on where things are
 # installed: the plugin binary, options and plugstack.conf, the helper
 # zonesort run by slurmstepd (once, periodic, its pids, unprivileged
-# users' jobs) and the health check run from the Epilog. The rest test
-# the same code paths as the build-tree suites (ZS_PKG_SUITES=paths, the
-# default); ZS_PKG_SUITES=all runs every cluster and NHC cluster test
-# against the packages.
+# users' jobs); the rest test the same code paths as the build-tree suites
+# (ZS_PKG_SUITES=paths, the default). ZS_PKG_SUITES=all runs every cluster
+# and NHC cluster test against the packages. Last, in both, the pilot a
+# site runs from the documentation (tests/package/pilot-walkthrough.sh):
+# the shipped configuration files, the installed runner as Epilog with its
+# drain and reboot, Debian's node_exporter and Prometheus.
 case ${ZS_PKG_SUITES:-paths} in
 all)
 	suites=("$src"/tests/cluster/*.t "$src"/tests/nhc/1*-cluster-*.t)
@@ -270,11 +272,12 @@ all)
 paths)
 	suites=()
 	for t in cluster/00-plugin-binary cluster/01-options cluster/03-periodic cluster/05-unprivileged \
-		cluster/07-bad-plugstack cluster/20-helper-pids nhc/10-cluster-epilog; do
+		cluster/07-bad-plugstack cluster/20-helper-pids; do
 		suites+=("$src/tests/$t.t")
 	done
 	;;
 esac
+suites+=("$src/tests/package/pilot-walkthrough.sh")
 for t in "${suites[@]}"; do
 	ok "suite file ${t#"$src"/} is in the dist tarball" test -f "$t" && suite_file "$t"
 done

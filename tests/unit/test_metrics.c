@@ -163,6 +163,26 @@ static void sorter_state(void)
 	   "without prometheus_dir nothing is written");
 }
 
+/* A node with nothing to sort (no memory-side cache, nocache=skip) is never
+ * sorted, but its job epilog records each job's end: its file has no
+ * sorter to call down, or every CPU-only node of a cluster would raise
+ * ZonesortSorterDown. */
+static void nothing_to_sort(void)
+{
+	struct zs_policy p = policy_in("nocache");
+	char err[ZS_ERRLEN], path[PATH_MAX + 32], buf[8192];
+
+	snprintf(path, sizeof(path), "%s/" ZS_METRICS_FILE, p.metrics.prometheus_dir);
+	ok(!zs_metrics_job_end(&p.metrics, "cpu1", err), "a job's end on a node never sorted is recorded");
+	read_file(path, buf, sizeof(buf));
+	ok(strstr(buf, "zonesort_last_job_end_timestamp_seconds{node=\"cpu1\"} ") != NULL, "... as the job end time");
+	ok(!strstr(buf, "zonesort_sorter_up"), "... with no zonesort_sorter_up: no sorter was ever used there");
+	ok(!strstr(buf, "zonesort_sorter_degraded"), "... nor zonesort_sorter_degraded");
+	ok(!zs_metrics_job_end(&p.metrics, "cpu1", err), "a second job's end");
+	read_file(path, buf, sizeof(buf));
+	ok(!strstr(buf, "zonesort_sorter_up"), "... still no zonesort_sorter_up (the state file keeps it unknown)");
+}
+
 /* A cache node without its kernel sorter: degraded 1, its compactions and
  * unsorted rounds by outcome, never as sorted; 0 again once it sorts. */
 static void degraded_state(void)
@@ -370,7 +390,7 @@ static void records(void)
 	   "both are read back (%u)", n);
 	free(steps);
 	ok(zs_report_load(&p.report, 43, &steps, &n, &owner, err) == ZS_REPORT_MISSING, "another job has none");
-	snprintf(path, sizeof(path), "%s/reports/%u/42", p.report.statedir, (unsigned)getuid());
+	snprintf(path, sizeof(path), "%s/reports/%u/jobs/42", p.report.statedir, (unsigned)getuid());
 	struct stat st;
 
 	ok(!stat(path, &st) && (st.st_mode & 07777) == 0400, "the record has mode 0400");
@@ -382,7 +402,7 @@ static void records(void)
 
 	u.job = 77;
 	ok(!zs_report_add(&p.report, 65534, &u, err), "a record of uid 65534's job: %s", err);
-	snprintf(upath, sizeof(upath), "%s/reports/65534/77", p.report.statedir);
+	snprintf(upath, sizeof(upath), "%s/reports/65534/jobs/77", p.report.statedir);
 	ok(!stat(upath, &st) && st.st_uid == 0 && (st.st_mode & 0777) == 0440,
 	   "it is root's, mode 0440 (the ACL mask: read) (uid %u mode %o)", (unsigned)st.st_uid,
 	   (unsigned)(st.st_mode & 07777));
@@ -393,12 +413,31 @@ static void records(void)
 	snprintf(upath, sizeof(upath), "%s/reports", p.report.statedir);
 	ok(!stat(upath, &st) && (st.st_mode & 0777) == 0711, "statedir/reports is mode 0711: nobody lists it");
 	snprintf(upath, sizeof(upath), "%s/reports/65534", p.report.statedir);
-	ok(!stat(upath, &st) && st.st_uid == 0 && (st.st_mode & 0777) == 0750, "the user's directory is root's, 0750 with the ACL (mask r-x), others nothing (%o)", (unsigned)(st.st_mode & 07777));
+	ok(!stat(upath, &st) && st.st_uid == 0 && (st.st_mode & 0777) == 0710,
+	   "the user's directory is root's, 0710 with the ACL (mask --x: the user passes through), others nothing (%o)",
+	   (unsigned)(st.st_mode & 07777));
+	alen = getxattr(upath, "system.posix_acl_access", acl, sizeof(acl));
+	ok(alen == 44 && !memcmp(acl + 12, "\x02\x00\x01\x00\xfe\xff\x00\x00", 8),
+	   "... its ACL entry: user 65534 may search it, not list it");
+	struct stat before = st, after;
+	struct zs_report_step u2 = u;
+
+	u2.job = 78;
+	sleep(1);
+	ok(!zs_report_add(&p.report, 65534, &u2, err) && !stat(upath, &after) &&
+	   after.st_mtime == before.st_mtime && after.st_ctime == before.st_ctime && after.st_size == before.st_size &&
+	   after.st_nlink == before.st_nlink,
+	   "another record leaves the user's directory as it was: its time and size tell nothing of the jobs");
+	snprintf(upath, sizeof(upath), "%s/reports/65534/jobs", p.report.statedir);
+	ok(!stat(upath, &st) && st.st_uid == 0 && (st.st_mode & 0777) == 0750,
+	   "the records are in its jobs directory: root's, 0750 with the ACL (mask r-x) (%o)", (unsigned)(st.st_mode & 07777));
+	snprintf(upath, sizeof(upath), "%s/reports/65534/jobs/78", p.report.statedir);
+	unlink(upath);
 	ok(zs_report_load(&p.report, 77, &steps, &n, &owner, err) == ZS_REPORT_FOUND && owner == 65534,
 	   "root finds it, and whose it is");
 	free(steps);
 	/* Root's clock: a report stamped far ahead does not stay for ever. */
-	snprintf(upath, sizeof(upath), "%s/reports/65534/77", p.report.statedir);
+	snprintf(upath, sizeof(upath), "%s/reports/65534/jobs/77", p.report.statedir);
 	struct timespec ahead[2] = { { time(NULL) + 3 * 86400, 0 }, { time(NULL) + 3 * 86400, 0 } };
 
 	utimensat(AT_FDCWD, upath, ahead, 0);
@@ -409,6 +448,13 @@ static void records(void)
 	 * ahead of time(), whose clock is coarser (multigrain timestamps). */
 	ok(!zs_report_expire(&p.report, st.st_mtime + 7 * 86400, &removed, err) && removed == 1 && access(path, F_OK),
 	   "after report_days it is removed");
+	/* A record of the layout before the jobs directory goes with the next
+	 * expiry. */
+	snprintf(upath, sizeof(upath), "%s/reports/65534/76", p.report.statedir);
+	int old_fd = open(upath, O_WRONLY | O_CREAT | O_EXCL, 0400);
+
+	ok(old_fd >= 0 && !close(old_fd) && !zs_report_expire(&p.report, time(NULL), &removed, err) && access(upath, F_OK),
+	   "a record of the older layout (reports/UID/JOB) is removed");
 	p.report.days = 0;
 	ok(!zs_report_add(&p.report, getuid(), &r, err) && access(path, F_OK), "report_days=0 writes none");
 }
@@ -422,6 +468,7 @@ int main(void)
 	chmod(top, 0755);
 	concurrent_writers();
 	sorter_state();
+	nothing_to_sort();
 	module_refusal();
 	degraded_state();
 	unsafe_dirs();

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "config.h"
 #include "errbuf.h"
+#include "nodeclass.h"
 #include "policy.h"
 #include "tap.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int parse(struct zs_policy *p, char *err, int n, char **words)
@@ -231,6 +233,191 @@ static void site_policy(void)
 	err_has(err, "multiple of ways x page size", "and says what is accepted");
 }
 
+/* Parses words as the plugin does on node (NULL: in srun, no node). */
+static int parse_on(struct zs_policy *p, const char *node, char *err, int n, char **words)
+{
+	zs_policy_defaults(p);
+	if (node && zs_policy_for_node(p, node, err))
+		return -1;
+	return zs_policy_parse(p, n, words, err);
+}
+
+static void selectors(void)
+{
+	char err[ZS_ERRLEN];
+	/* Slurm expands knl[001-128] to knl001..knl128: the width is the first
+	 * bound's, and a number wider than it is written in full. */
+	static const struct {
+		const char *sel, *node;
+		bool match;
+	} cases[] = {
+		{ "*", "n1", true },
+		{ "knl*", "knl007", true },
+		{ "knl*", "xmax1", false },
+		{ "n?1", "na1", true },
+		{ "n?1", "n1", false },
+		{ "n1", "n1", true },
+		{ "n1", "n10", false },
+		{ "knl[001-128]", "knl007", true },
+		{ "knl[001-128]", "knl128", true },
+		{ "knl[001-128]", "knl7", false },
+		{ "knl[001-128]", "knl129", false },
+		{ "knl[001-128]", "knl000", false },
+		{ "knl[001-128]", "knl0007", false },
+		{ "n[1-10]", "n1", true },
+		{ "n[1-10]", "n10", true },
+		{ "n[1-10]", "n01", false },
+		{ "n[01-10]", "n01", true },
+		{ "n[01-10]", "n1", false },
+		{ "n[8-12]", "n9", true },
+		{ "n[8-12]", "n11", true },
+		{ "knl[001-004,010]", "knl010", true },
+		{ "knl[001-004,010]", "knl003", true },
+		{ "knl[001-004,010]", "knl005", false },
+		{ "r[1-2]n[01-16]", "r2n16", true },
+		{ "r[1-2]n[01-16]", "r3n01", false },
+		{ "r[1-2]n[01-16]", "r1n17", false },
+		{ "cn[1-3]-ib", "cn2-ib", true },
+		{ "cn[1-3]-ib", "cn2", false },
+		{ "knl*", "", false },
+	};
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ok(!zs_nodeclass_check("t", cases[i].sel, err), "selector %s is well formed", cases[i].sel);
+		ok(zs_nodeclass_match(cases[i].sel, cases[i].node) == cases[i].match, "%s %s %s", cases[i].sel,
+		   cases[i].match ? "names" : "does not name", cases[i].node);
+	}
+	static const struct {
+		const char *sel, *fragment;
+	} bad[] = {
+		{ "", "empty node selector" },
+		{ "knl[128-001]", "reversed" },
+		{ "knl[001-128", "'[' without ']'" },
+		{ "knl[]", "not a Slurm host range" },
+		{ "knl[1,,2]", "not a Slurm host range" },
+		{ "knl[a-b]", "not a Slurm host range" },
+		{ "knl[1-2]*", "mixes a glob and a Slurm host list" },
+		{ "knl%", "character '%'" },
+		{ "a/b", "character '/'" },
+		{ "feature=hbm", "selects nodes by name only" },
+		{ "n[1234567890]", "up to 9 digits" },
+	};
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ok(zs_nodeclass_check("cache_size=x", bad[i].sel, err), "selector '%s' refused", bad[i].sel);
+		err_has(err, bad[i].fragment, "... saying why ('%s')", bad[i].sel);
+	}
+	setenv("SLURMD_NODENAME", "knl042", 1);
+	char name[64];
+
+	is_str(zs_node_name(name, sizeof(name)), "knl042", "the node is $SLURMD_NODENAME when set");
+	unsetenv("SLURMD_NODENAME");
+	ok(zs_node_name(name, sizeof(name))[0] && !strchr(name, '.'), "else the short host name (%s)", name);
+}
+
+/* cache_size= and ways= per node class, as plugstack.conf gives them. */
+static void per_node_classes(void)
+{
+	char err[ZS_ERRLEN];
+	struct zs_policy p;
+	char *mixed[] = { "cache_size=knl[001-128]:16GiB,xmax*:64GiB", "ways=xmax*:1" };
+
+	ok(!parse_on(&p, "knl007", err, 2, mixed) && p.memcache.cache_size == 16ULL << 30 && p.memcache.ways == 0,
+	   "knl007 gets 16GiB and the ways hwloc finds");
+	ok(!parse_on(&p, "xmax12", err, 2, mixed) && p.memcache.cache_size == 64ULL << 30 && p.memcache.ways == 1,
+	   "xmax12 gets 64GiB, 1 way");
+	ok(!parse_on(&p, "cpu001", err, 2, mixed) && p.memcache.cache_size == 0 && p.memcache.ways == 0,
+	   "cpu001, named by no entry, gets what no cache_size= gives (hwloc decides)");
+	ok(!parse_on(&p, "knl7", err, 2, mixed) && p.memcache.cache_size == 0, "knl7 is not knl[001-128]");
+	ok(!parse_on(&p, NULL, err, 2, mixed) && p.memcache.cache_size == 0,
+	   "without a node (srun) every entry is checked and none applies");
+	char *later[] = { "cache_size=*:16GiB,xmax*:64GiB" };
+
+	ok(!parse_on(&p, "xmax1", err, 1, later) && p.memcache.cache_size == 64ULL << 30,
+	   "the last entry that names a node wins (xmax1: 64GiB)");
+	ok(!parse_on(&p, "n1", err, 1, later) && p.memcache.cache_size == 16ULL << 30, "n1: *:16GiB");
+	char *plain[] = { "cache_size=16GiB", "ways=2" };
+
+	ok(!parse_on(&p, "anything", err, 2, plain) && p.memcache.cache_size == 16ULL << 30 && p.memcache.ways == 2,
+	   "a plain value still applies to every node");
+	ok(!parse_on(&p, NULL, err, 2, plain) && p.memcache.cache_size == 16ULL << 30,
+	   "... and in srun too");
+	char *replaced[] = { "cache_size=16GiB", "cache_size=knl*:32GiB" };
+
+	ok(!parse_on(&p, "cpu1", err, 2, replaced) && p.memcache.cache_size == 0,
+	   "a key given again replaces its whole value (cpu1: none)");
+	char *glob_in_bracket[] = { "cache_size=knl[001-004,010]:16GiB" };
+
+	ok(!parse_on(&p, "knl010", err, 1, glob_in_bracket) && p.memcache.cache_size == 16ULL << 30,
+	   "a comma inside brackets belongs to the host list");
+
+	static const struct {
+		const char *word, *fragment;
+	} bad[] = {
+		{ "cache_size=knl*:16Gx", "(entry 'knl*:16Gx' of cache_size=knl*:16Gx)" },
+		{ "cache_size=knl*:12345", "whole number of 4096-byte pages" },
+		{ "cache_size=:16GiB", "entry ':16GiB' is not NODES:VALUE" },
+		{ "cache_size=knl*:", "entry 'knl*:' is not NODES:VALUE" },
+		{ "cache_size=16GiB,xmax*:64GiB", "entry '16GiB' is not NODES:VALUE" },
+		{ "cache_size=knl*:16GiB,,xmax*:64GiB", "entry '' is not NODES:VALUE" },
+		{ "cache_size=knl*:16GiB,", "entry '' is not NODES:VALUE" },
+		{ "cache_size=knl*:1:16GiB", "entry 'knl*:1:16GiB' is not NODES:VALUE" },
+		{ "cache_size=knl[128-001]:16GiB", "reversed" },
+		{ "cache_size=knl[001-128:16GiB", "'[' without ']'" },
+		{ "cache_size=feature=hbm:16GiB", "selects nodes by name only" },
+		{ "ways=knl*:0", "ways" },
+		{ "ways=knl*:65", "(entry 'knl*:65' of ways=knl*:65)" },
+		{ "ways=knl*:one", "'one'" },
+	};
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *w[] = { (char *)bad[i].word };
+
+		ok(parse_on(&p, "knl1", err, 1, w), "'%s' refused on a node", bad[i].word);
+		err_has(err, bad[i].fragment, "... naming what is wrong ('%s')", bad[i].word);
+		ok(parse_on(&p, NULL, err, 1, w), "'%s' refused in srun too", bad[i].word);
+	}
+	char *form[] = { "cache_size=knl*:16GiB,xmax" };
+
+	parse_on(&p, NULL, err, 1, form);
+	err_has(err, "entries NODES:VALUE separated by commas, NODES being *, a glob of node names (xmax*) or a Slurm host list (knl[001-128]), e.g. cache_size=knl[001-128]:16GiB,xmax*:64GiB",
+		"the message gives the accepted form with an example");
+
+	/* Cache and ways of the same nodes split into slots of whole pages:
+	 * checked in srun where sure, on the node for what it gets. */
+	char *same_class[] = { "cache_size=knl*:16GiB", "ways=knl*:3" };
+
+	ok(parse_on(&p, NULL, err, 2, same_class), "16GiB with 3 ways for the same class refused in srun");
+	err_has(err, "cache_size knl*:16GiB with ways knl*:3", "... naming both entries");
+	char *plain_ways[] = { "cache_size=knl*:16GiB", "ways=3" };
+
+	ok(parse_on(&p, NULL, err, 2, plain_ways), "16GiB for knl* with 3 ways for every node refused in srun");
+	char *other_class[] = { "cache_size=knl*:16GiB,opt*:96GiB", "ways=opt*:3" };
+
+	ok(!parse_on(&p, NULL, err, 2, other_class), "96GiB with 3 ways for opt*, 16GiB for knl*: accepted");
+	ok(!parse_on(&p, "opt1", err, 2, other_class) && p.memcache.cache_size == 96ULL << 30 && p.memcache.ways == 3,
+	   "... opt1 gets 96GiB, 3 ways");
+	char *overlap[] = { "cache_size=knl*:16GiB", "ways=knl[1-2]:3" };
+
+	ok(!parse_on(&p, NULL, err, 2, overlap), "classes named in other words cannot be paired in srun");
+	ok(parse_on(&p, "knl1", err, 2, overlap), "... but knl1, which gets 16GiB with 3 ways, refuses them");
+	err_has(err, "on node knl1 (cache_size=knl*:16GiB, ways=knl[1-2]:3)", "... naming the node and both values");
+	ok(!parse_on(&p, "knl3", err, 2, overlap), "... and knl3 (16GiB, the ways hwloc finds) takes them");
+
+	char *toolong = malloc(ZS_PER_NODE_VALUE_MAX + 32);
+
+	strcpy(toolong, "cache_size=");
+	for (size_t n = strlen(toolong); n < ZS_PER_NODE_VALUE_MAX + 20; n = strlen(toolong))
+		strcat(toolong, "k*:16GiB,");
+	ok(parse_on(&p, NULL, err, 1, &toolong), "a value over %d characters refused", ZS_PER_NODE_VALUE_MAX - 1);
+	err_has(err, "longer than", "... saying so");
+	free(toolong);
+	char *nodename = malloc(300);
+
+	memset(nodename, 'n', 299);
+	nodename[299] = '\0';
+	zs_policy_defaults(&p);
+	ok(zs_policy_for_node(&p, nodename, err), "a node name over %d characters refused", ZS_NODE_NAME_MAX);
+	free(nodename);
+}
+
 static void requests(void)
 {
 	char err[ZS_ERRLEN];
@@ -268,6 +455,8 @@ static void requests(void)
 int main(void)
 {
 	site_policy();
+	selectors();
+	per_node_classes();
 	requests();
 	return done_testing();
 }
