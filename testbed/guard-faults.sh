@@ -80,13 +80,19 @@ run_real() {
 	printf '%s %s %s %s %s\n' "\$t0" "\$(date +%s.%N)" "\$name" "\${action// /:}" "\$*" >> "\$dir/calls"
 	return \$rc
 }
+# never_sent: a call that never reached slurmctld, logged as such.
+never_sent() {
+	local t
+	t=\$(date +%s.%N)
+	printf '%s %s %s %s %s\n' "\$t" "\$t" "\$name" "\$action" "\$*" >> "\$dir/calls"
+}
 case \$action in
 ok) run_real "\$@" ;;
-fail) echo "\$name: error: Unable to contact slurm controller (connect failure)" >&2; exit 1 ;;
+fail) never_sent "\$@"; echo "\$name: error: Unable to contact slurm controller (connect failure)" >&2; exit 1 ;;
 delay\ *) sleep "\${action#* }"; run_real "\$@" ;;
 late\ *) run_real "\$@"; rc=\$?; sleep "\${action#* }"; exit \$rc ;;
 lost) run_real "\$@" > /dev/null 2>&1; echo "\$name: error: Socket timed out on send/recv operation" >&2; exit 1 ;;
-hang) exec sleep 600 ;;
+hang) never_sent "\$@"; exec sleep 600 ;;
 *) echo "\$name: unknown fault '\$action'" >&2; exit 2 ;;
 esac
 EOF
@@ -197,6 +203,7 @@ _gf_raced() {
 	[ -n "$a1" ] || return 1
 	awk -v a0="$a0" -v a1="$a1" '
 		$3 == "sinfo" { listed = $1; next }
+		$4 == "fail" || $4 == "hang" { next }
 		$3 == "scontrol" && $5 ~ /^(update|reboot|cancel_reboot)$/ && listed != "" {
 			if (a0 <= $2 && a1 >= listed) found = 1 }
 		END { exit !found }' "$(cluster_node_run "$1")/zs-faults/calls" 2> /dev/null
@@ -310,14 +317,15 @@ gf_summary() {
 	local v calls node
 	v=$(gf_judge)
 	GF_DRAINED=$(cat "$GF/drained")
+	# The calls by the fault they met (ok included): "delay:1.2" is a delay.
 	calls=$(for node in "${ZS_NODE_NAMES[@]}"; do cat "$(cluster_node_run "$node")/zs-faults/calls" 2> /dev/null; done |
-		awk '{ n[$3]++ } END { for (k in n) printf "%s%s:%d", (c++ ? "," : ""), k, n[k] }')
+		awk '{ sub(/:.*/, "", $4); n[$4]++ } END { for (k in n) printf "%s%s:%d", (c++ ? "," : ""), k, n[k] }')
 	jq -c -n --argjson seed "$GF_SEED" --argjson limit "$GF_LIMIT" --argjson drained "${GF_DRAINED:-0}" \
 		--arg wave "$(cat "$GF/wave")" --arg calls "$calls" --arg violations "$v" \
 		--argjson verdicts "$(jq -s -c --argjson s "$GF_START" 'map(select(.epoch >= $s)) | group_by(.verdict) | map({ (.[0].verdict): length }) | add // {}' "$GF/history.jsonl")" \
 		--argjson seconds $(( $(date +%s) - GF_START )) --arg races "$(cat "$GF/races")" \
 		'{ seed: $seed, limit: $limit, drained: $drained, verdicts: $verdicts, seconds: $seconds,
-		   faults_seen: ($calls | split(",") | map(select(. != "") | split(":") | { (.[0]): (.[1] | tonumber) }) | add // {}),
+		   calls_by_fault: ($calls | split(",") | map(select(. != "") | split(":") | { (.[0]): (.[1] | tonumber) }) | add // {}),
 		   wave: ($wave | split("\n")), violations: ($violations | split("\n") | map(select(. != ""))),
 		   admin_races: ($races | split("\n") | map(select(. != ""))) }'
 }
