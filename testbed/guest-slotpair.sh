@@ -1,7 +1,7 @@
-# Runs inside a vm.sh guest (busybox sh) as /test.sh: slotpair reads two
-# pages ZS_DELTA frames apart ZS_ITER times each (testbed/programs/slotpair.c),
-# for a cache model attached to QEMU to count. Knobs (kernel command line):
-# ZS_BUF_MIB, ZS_DELTA, ZS_ITER.
+# Runs inside a vm.sh guest (busybox sh) as /test.sh: slotpair
+# (testbed/programs/slotpair.c) with ZS_BUF_MIB, ZS_CACHE_PAGES and
+# ZS_ITER from the kernel command line, for a cache model attached to
+# QEMU to count.
 . /guest-lib.sh
-slotpair "${ZS_BUF_MIB:-64}" "$ZS_DELTA" "${ZS_ITER:-1000000}"
+slotpair "${ZS_BUF_MIB:-32}" "$ZS_CACHE_PAGES" "${ZS_ITER:-1000003}"
 M step_slotpair=$?

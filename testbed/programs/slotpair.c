@@ -1,21 +1,24 @@
 /*
- * slotpair: two pages of this process whose physical frame numbers differ
- * by exactly DELTA_PAGES, read alternately ITER times each. A
- * direct-mapped cache of DELTA_PAGES pages indexed by physical address
- * maps them to the same slot: every read evicts the other (a miss each);
- * with DELTA_PAGES one more than the cache's pages they share no slot.
- * Used to check that a cache model sees physical addresses.
+ * slotpair: checks that a cache model attached to QEMU indexes by guest
+ * physical address. Two pairs of pages of this process: pair A whose frame
+ * numbers differ by exactly CACHE_PAGES (the same slot of a direct-mapped
+ * cache of that many pages), pair B whose frames differ by CACHE_PAGES + 1
+ * (neighbouring slots). Loop A reads pair A alternately ITER times, loop
+ * B reads pair B 2 * ITER times, each in a function of its own (distinct
+ * instructions, so a model counting per instruction tells them apart). A
+ * physically indexed direct-mapped cache misses on every read of loop A
+ * and on none of loop B after the first.
  *
- *   slotpair BUFFER_MIB DELTA_PAGES ITER
+ *   slotpair BUFFER_MIB CACHE_PAGES ITER
  *
- * Prints "ZSTEST slotpair_pfn_a=N slotpair_pfn_b=N slotpair_iter=N" or
- * exits 1 when no such pair is in the buffer (grow BUFFER_MIB).
+ * Prints "ZSTEST slotpair_a=PFN,PFN slotpair_b=PFN,PFN slotpair_iter=N"
+ * then "ZSTEST slotpair_done=SUM"; exits 1 when the buffer holds no such
+ * pairs (grow BUFFER_MIB).
  */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -26,19 +29,53 @@ static int cmp_pfn(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The first two pages of map (sorted (pfn, index) pairs) DELTA frames
+ * apart: their indexes in *i and *j; 0 when there are none. */
+static int find_pair(const uint64_t *map, size_t pages, uint64_t delta, size_t *i, size_t *j)
+{
+	for (size_t a = 0, b = 0; a < pages; a++) {
+		while (b < pages && map[2 * b] < map[2 * a] + delta)
+			b++;
+		if (b < pages && map[2 * b] == map[2 * a] + delta) {
+			*i = a;
+			*j = b;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static __attribute__((noinline)) long loop_a(volatile char *x, volatile char *y, long n)
+{
+	long s = 0;
+
+	for (long k = 0; k < n; k++)
+		s += *x + *y;
+	return s;
+}
+
+static __attribute__((noinline)) long loop_b(volatile char *x, volatile char *y, long n)
+{
+	long s = 0;
+
+	for (long k = 0; k < n; k++)
+		s -= *x - *y;
+	return s;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: slotpair BUFFER_MIB DELTA_PAGES ITER\n");
+		fprintf(stderr, "usage: slotpair BUFFER_MIB CACHE_PAGES ITER\n");
 		return 2;
 	}
-	size_t pages = strtoull(argv[1], NULL, 10) * 256;
-	uint64_t delta = strtoull(argv[2], NULL, 10);
+	size_t pages = strtoull(argv[1], NULL, 10) * 256, ai, aj, bi, bj;
+	uint64_t cache = strtoull(argv[2], NULL, 10);
 	long iter = strtol(argv[3], NULL, 10);
 	long psz = sysconf(_SC_PAGESIZE);
 	char *buf = mmap(NULL, pages * psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	if (!pages || !delta || iter <= 0 || buf == MAP_FAILED) {
+	if (!pages || !cache || iter <= 0 || buf == MAP_FAILED) {
 		fprintf(stderr, "slotpair: bad arguments or no memory\n");
 		return 2;
 	}
@@ -51,7 +88,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < pages; i++) {
 		uint64_t e;
 
-		if (fd < 0 || pread(fd, &e, 8, ((uintptr_t)buf / psz + i) * 8) != 8 || !(e >> 63)) {
+		if (fd < 0 || !map || pread(fd, &e, 8, ((uintptr_t)buf / psz + i) * 8) != 8 || !(e >> 63)) {
 			fprintf(stderr, "slotpair: pagemap unreadable (root needed)\n");
 			return 1;
 		}
@@ -59,23 +96,18 @@ int main(int argc, char **argv)
 		map[2 * i + 1] = i;
 	}
 	qsort(map, pages, 16, cmp_pfn);
-	/* Two cursors over the sorted frames: the first pair DELTA apart. */
-	for (size_t i = 0, j = 0; i < pages; i++) {
-		while (j < pages && map[2 * j] < map[2 * i] + delta)
-			j++;
-		if (j < pages && map[2 * j] == map[2 * i] + delta) {
-			volatile char *a = buf + map[2 * i + 1] * psz, *b = buf + map[2 * j + 1] * psz;
-			long sum = 0;
-
-			printf("ZSTEST slotpair_pfn_a=%llu slotpair_pfn_b=%llu slotpair_iter=%ld\n",
-			       (unsigned long long)map[2 * i], (unsigned long long)map[2 * j], iter);
-			fflush(stdout);
-			for (long k = 0; k < iter; k++)
-				sum += *a + *b;
-			printf("ZSTEST slotpair_sum=%ld\n", sum);
-			return 0;
-		}
+	if (!find_pair(map, pages, cache, &ai, &aj) || !find_pair(map, pages, cache + 1, &bi, &bj)) {
+		fprintf(stderr, "slotpair: no pages %llu and %llu frames apart in %zu pages\n",
+			(unsigned long long)cache, (unsigned long long)cache + 1, pages);
+		return 1;
 	}
-	fprintf(stderr, "slotpair: no two pages %llu frames apart in %zu pages\n", (unsigned long long)delta, pages);
-	return 1;
+	printf("ZSTEST slotpair_a=%llu,%llu slotpair_b=%llu,%llu slotpair_iter=%ld\n",
+	       (unsigned long long)map[2 * ai], (unsigned long long)map[2 * aj],
+	       (unsigned long long)map[2 * bi], (unsigned long long)map[2 * bj], iter);
+	fflush(stdout);
+	long s = loop_a(buf + map[2 * ai + 1] * psz, buf + map[2 * aj + 1] * psz, iter);
+
+	s += loop_b(buf + map[2 * bi + 1] * psz, buf + map[2 * bj + 1] * psz, 2 * iter);
+	printf("ZSTEST slotpair_done=%ld\n", s);
+	return 0;
 }
