@@ -18,6 +18,14 @@
 . "$(dirname "$0")/../../testbed/qemu-cache-plugin.sh"
 need qemu-system-x86_64 busybox cpio gcc make depmod xz apt-get pkg-config
 
+# The bench refuses bad options before anything runs, naming the value.
+bench=$ZS_SRCDIR/bench/modelled-bandwidth
+out=$("$bench" --modes off,sometimes 2>&1)
+is "$?" 2 "modelled-bandwidth --modes off,sometimes: usage error"
+like "$out" "--modes 'off,sometimes': want a comma-separated list of off, on and periods in seconds" "... naming the value"
+like "$("$bench" --miss-gbs 0 2>&1)" "--miss-gbs '0': want GB/s, a positive number" "a bandwidth of 0 is refused"
+like "$("$bench" --works stream 2>&1)" "--works 'stream': want a comma-separated list of triad, gups" "an unknown workload is named"
+
 plugin=$(qcp_build)
 ok "QEMU's cache plugin built from the installed QEMU's source ($(cat "$QCP_DIR/version" 2> /dev/null))" test -s "$plugin" ||
 	{ done_testing; exit 1; }
