@@ -289,6 +289,16 @@ gn_long_round() {
 	# A sort that compacts a full quarantine's node can take seconds, and
 	# the one after it under TCG longer still (11 s seen): a generous bound.
 	_gn_wait $((3 * GN_LONG_PERIOD + 120)) _gn_sorted_since "$(_gn_uptime_ns)" || M "long_${k}_sort=none"
+	# A job allocates when it needs to, not the instant a sort ends: with
+	# ZS_DELAY_MAX_MS the round waits a delay drawn from [0, that) by a
+	# sequence seeded with ZS_DELAY_SEED and K (the same seed, the same
+	# delays), and reports it.
+	local delay_ms=0
+	if [ "${ZS_DELAY_MAX_MS:-0}" -gt 0 ]; then
+		delay_ms=$(awk -v s="${ZS_DELAY_SEED:-1}" -v k="$k" -v m="$ZS_DELAY_MAX_MS" \
+			'BEGIN { srand(s * 100003 + k); printf "%d", rand() * m }')
+		sleep "$(awk -v d="$delay_ms" 'BEGIN { printf "%.3f", d / 1000 }')"
+	fi
 	at_go=$(_gn_sorts)
 	local -a vm0 vm1
 	_gn_diag_before "$k"
@@ -306,7 +316,7 @@ gn_long_round() {
 	read -ra vm1 <<< "$(_gn_vm)"
 	_gn_diag_after "$k" "$line"
 	touch "$GN_LONG/release.$k"
-	M "long_$k=ok job=$job reader=$(_gn_field "$line" buffer_fraction)" \
+	M "long_$k=ok job=$job delay_ms=$delay_ms reader=$(_gn_field "$line" buffer_fraction)" \
 		"reader_all=$(_gn_field "$line" all_fraction) reader_all_pages=$(_gn_field "$line" all_pages)" \
 		"random=$(_gn_field "$line" random) huge_pages=$(_gn_field "$line" buffer_huge_pages)" \
 		"tool=$(jq -r .conflict_fraction <<< "$z" 2>/dev/null)" \

@@ -169,3 +169,18 @@ hotplug)
 	hotplug "$@"
 	;;
 esac
+
+# allcpu_probes: kprobes on the kernel's all-CPU operations (the names it
+# has of drain_all_pages, lru_add_drain_all, __lru_add_drain_all,
+# lru_cache_disable, synchronize_rcu_expedited), their names in
+# /tmp/probes; allcpu_hits NAME: calls of one so far; allcpu_calls: of all.
+allcpu_probes() {
+	T=/sys/kernel/tracing
+	mount -t debugfs debugfs /sys/kernel/debug 2> /dev/null
+	mount -t tracefs tracefs $T 2> /dev/null || T=/sys/kernel/debug/tracing
+	for _f in drain_all_pages lru_add_drain_all __lru_add_drain_all lru_cache_disable synchronize_rcu_expedited; do
+		echo "p:zsac_$_f $_f" >> $T/kprobe_events 2> /dev/null && echo 1 > $T/events/kprobes/zsac_$_f/enable && echo $_f
+	done > /tmp/probes
+}
+allcpu_hits() { awk -v p="zsac_$1" '$1 == p { print $2 }' $T/kprobe_profile; }
+allcpu_calls() { awk '$1 ~ /^zsac_/ { s += $2 } END { print s + 0 }' $T/kprobe_profile; }

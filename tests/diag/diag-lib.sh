@@ -1,5 +1,5 @@
 # Shared by the tests/diag suite: a small program that allocates and
-# touches memory (built here with gcc), and the independent computation of
+# touches memory (testbed/programs, built here with gcc), and the independent computation of
 # cache-slot collisions (slots-of.py).
 DIAG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SLOTS_OF=$DIAG_DIR/slots-of.py
@@ -7,7 +7,7 @@ SLOTS_OF=$DIAG_DIR/slots-of.py
 # build_alloc DIR: compiles alloc-touch into DIR; sets ALLOC.
 build_alloc() {
 	ALLOC=$1/alloc-touch
-	gcc -O2 -Wall -o "$ALLOC" "$DIAG_DIR/alloc-touch.c"
+	gcc -O2 -Wall -o "$ALLOC" "$DIAG_DIR/../../testbed/programs/alloc-touch.c"
 }
 
 # start_alloc MIB [thp] [fork]: starts alloc-touch in the background and

@@ -1,7 +1,9 @@
 #!/bin/bash
 # The decay bench, short: bench/cachenode-decay runs one aging cycle per
-# curve (--zonesort=off, on, and a long periodic job, one guest each, Linux
-# 6.1, a 128 MiB cache, the package's plugstack.conf line) and must leave
+# curve (--zonesort=off and a long periodic job, one guest each, Linux
+# 6.1, a 128 MiB cache, the package's plugstack.conf line, the kernel's
+# own per-CPU list setting, each allocation at a seeded random delay after
+# its sort; the "on" curve's job is the node suite's 10-node tests') and must leave
 # JSON lines whose measurements agree with each other and with random
 # placement worked out here, a quarantine never above its bound, one timed
 # pair of allocations with and without held pages, and a PNG. The long
@@ -33,7 +35,8 @@ dir=$ZS_BUILDDIR/node-test/decay
 mkdir -p "$(dirname "$dir")"
 rm -rf "$dir"
 t0=$SECONDS
-"$bench" --kernel 6.1 --cycles 1 --wall 900 --mem 1G --cache 128M --age-mib 512 --reclaim-pairs 1 --out "$dir" > "$dir.out" 2>&1
+"$bench" --kernel 6.1 --modes off,periodic --cycles 1 --wall 900 --mem 1G --cache 128M --age-mib 512 --reclaim-pairs 1 \
+	--seed 7 --out "$dir" > "$dir.out" 2>&1
 rc=$?
 diag "$(cat "$dir.out")"
 is "$rc" 0 "the bench ran every curve to a clean end ($((SECONDS - t0)) s)"
@@ -41,7 +44,14 @@ jsonl=$(ls "$dir"/decay-*.jsonl 2>/dev/null | head -1)
 is "$(jq -r 'select(.run) | .run.plugstack' "$jsonl" 2>/dev/null)" \
 	"$(sed -n 's/^#required [^ ]*zonesort\.so *//p' "$ZS_SRCDIR/etc/plugstack.conf.zonesort.in")" \
 	"the run's plugstack.conf arguments are the package's line"
-for m in off on periodic; do
+is "$(jq -r 'select(.run) | "\(.run.pcp_fraction) \(.run.delay_max_ms) \(.run.delay_seed)"' "$jsonl" 2>/dev/null)" \
+	"kernel default 10000 7" "the run leaves the per-CPU lists alone and records its delays' bound and seed"
+# The delays of seed 7 for rounds 1 and 2, worked out here as the guest
+# draws them (awk's srand(seed * 100003 + round), one draw, of 10000 ms).
+want=$(for k in 1 2; do awk -v s=7 -v k=$k 'BEGIN { srand(s * 100003 + k); printf "%d ", rand() * 10000 }'; done)
+is "$(jq -r 'select(.mode == "periodic") | .delay_ms' "$jsonl" 2>/dev/null | tr '\n' ' ')" "$want" \
+	"each periodic round allocated at its seeded delay after the sort"
+for m in off periodic; do
 	is "$(jq -c "select(.mode == \"$m\") | .cycle" "$jsonl" 2>/dev/null | tr '\n' ' ')" "0 1 " "$m: one line per cycle, the first before any aging"
 done
 # Random placement of n = S/2 pages over S = 128 MiB / 4 KiB slots,

@@ -21,7 +21,7 @@ num_ok "reports with tables made from data: $marked (at least the decay report a
 if git -C "$ZS_SRCDIR" rev-parse --git-dir > /dev/null 2>&1; then
 	missing=
 	# A summary names its files as KIND:FILE[,FILE...].
-	for f in $(sed -n 's/^<!-- recompute: [a-z-]* \(.*\) -->$/\1/p' "$ZS_SRCDIR"/bench/REPORT-*.md "$ZS_SRCDIR/docs/measurements.md" |
+	for f in $(sed -n 's/^<!-- recompute: [a-z-]* \(.*\) -->$/\1/p' "$ZS_SRCDIR"/bench/REPORT-*.md "$ZS_SRCDIR/docs/measurements.md" "$ZS_SRCDIR/README.md" |
 		tr ' ,' '\n\n' | sed 's/^[a-z-]*://' | sort -u); do
 		git -C "$ZS_SRCDIR" ls-files --error-unmatch "$f" > /dev/null 2>&1 || missing="$missing $f"
 	done
