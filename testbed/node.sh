@@ -20,6 +20,7 @@
 #                         when that variable names a lock file. With
 #                         ND_MONITOR=PATH, QEMU's monitor listens there
 #                         (nd_monitor PATH stop|cont pauses and resumes).
+#                         ND_QEMU_ARGS, an array, adds QEMU arguments.
 #
 # QEMU exits 0 even when the guest panics: results come only from markers
 # on the serial console (km_get, km_lines, and ZSTEST_END rc=N).
@@ -164,6 +165,8 @@ nd_boot() {
 	local -a KM_QEMU_ARGS=(-nic none -virtfs "local,path=${ND_ROOT:-/},mount_tag=hostroot,$share")
 	[ -n "${ND_ROOT:-}" ] && KM_QEMU_ARGS+=(-virtfs "local,path=/,mount_tag=hostfs,$share")
 	[ -n "${ND_MONITOR:-}" ] && KM_QEMU_ARGS+=(-monitor "unix:$ND_MONITOR,server=on,wait=off")
+	# ND_QEMU_ARGS (an array): more QEMU arguments, a TCG plugin for one.
+	[ -n "${ND_QEMU_ARGS+set}" ] && KM_QEMU_ARGS+=("${ND_QEMU_ARGS[@]}")
 	local KM_APPEND="${ND_APPEND:+$ND_APPEND }ZS_GUEST=$script ZS_GUEST_CONF=$conf ZS_STAGE=$ND_WORK/stage ZS_MODS=$ND_WORK/mods-$kver ZS_SRCDIR=$ZS_SRCDIR ZS_BUILDDIR=$ZS_BUILDDIR${ND_ROOT:+ ZS_HOSTFS=1}"
 	local nodes="$mem:$cache"
 	[ "$cache" = none ] && nodes="none:$mem"
