@@ -21,6 +21,7 @@ void zs_policy_defaults(struct zs_policy *p)
 	p->request.allow_off = true;
 	p->request.min_period = 10;
 	p->min_interval = p->request.min_period;
+	p->churn_watch = ZS_CHURN_WATCH_DEFAULT;
 	snprintf(p->helper, sizeof(p->helper), "%s", ZS_HELPER_PATH);
 	p->sorter.kind = ZS_SORTER_AUTO;
 	strcpy(p->sorter.modprobe, "no");
@@ -115,6 +116,11 @@ static int set_helper(struct zs_policy *p, const char *key, const char *v, char 
 static int set_sample_conflicts(struct zs_policy *p, const char *key, const char *v, char *err)
 {
 	return zs_parse_bool(key, v, &p->sample_conflicts, err);
+}
+
+static int set_churn_watch(struct zs_policy *p, const char *key, const char *v, char *err)
+{
+	return set_uint(key, v, 0, ZS_MAX_PERIOD, &p->churn_watch, err);
 }
 
 /* --- the sorter ------------------------------------------------------ */
@@ -271,6 +277,7 @@ static const struct {
 	{ "cache_size", set_cache_size },
 	{ "ways", set_ways },
 	{ "sample_conflicts", set_sample_conflicts },
+	{ "churn_watch", set_churn_watch },
 	{ "prometheus_dir", set_prometheus_dir },
 	{ "report_days", set_report_days },
 	{ "quarantine", set_quarantine },

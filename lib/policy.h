@@ -23,6 +23,9 @@
 /* Cache sizes from plugstack.conf are checked against the base page size
  * of the platforms Slurm nodes run (x86-64, and 4 KiB arm64 kernels). */
 #define ZS_PAGE_SIZE 4096u
+/* churn_watch= default, seconds: a job's start-up (MPI, input, set-up)
+ * usually ends well within a minute. */
+#define ZS_CHURN_WATCH_DEFAULT 60u
 
 enum zs_mode { ZS_MODE_OFF, ZS_MODE_ON, ZS_MODE_PERIODIC };
 
@@ -49,6 +52,9 @@ struct zs_policy {
 	char helper[PATH_MAX];		/* helper=: the zonesort command */
 	bool sample_conflicts;		/* sample_conflicts=yes|no: the helper samples
 					 * the step's cache-slot conflicts */
+	unsigned churn_watch;		/* churn_watch=: seconds from a step's start in
+					 * which the helper sorts again after memory
+					 * churn (0: never) */
 	/* Each library part's options. */
 	struct zs_sorter_opts sorter;	/* sorter.h */
 	struct zs_memcache_opts memcache;	/* memcache.h */

@@ -647,26 +647,29 @@ void zs_tally_add(struct zs_tally *into, const struct zs_tally *t)
 	into->failed += t->failed;
 	into->seconds += t->seconds;
 	into->compacted += t->compacted;
+	into->churn += t->churn;
 }
 
 const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len)
 {
-	char compacted[64] = "";
+	char compacted[64] = "", churn[48] = "";
 
 	/* Compactions migrate the job's pages: said whenever there were any. */
 	if (t->compacted)
 		snprintf(compacted, sizeof(compacted), " (%u compacted a full quarantine's node)",
 			 t->compacted);
-	snprintf(buf, len, "%u sort%s%s, %u skipped (recent), %u busy, %u failed, %.3f s",
-		 t->sorted, t->sorted == 1 ? "" : "s", compacted, t->recent, t->busy, t->failed,
+	if (t->churn)
+		snprintf(churn, sizeof(churn), " (%u after memory churn)", t->churn);
+	snprintf(buf, len, "%u sort%s%s%s, %u skipped (recent), %u busy, %u failed, %.3f s",
+		 t->sorted, t->sorted == 1 ? "" : "s", churn, compacted, t->recent, t->busy, t->failed,
 		 t->seconds);
 	return buf;
 }
 
 const char *zs_tally_format(const struct zs_tally *t, char *buf, unsigned len)
 {
-	snprintf(buf, len, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%.6f compacted=%u",
-		 t->rounds, t->sorted, t->recent, t->busy, t->failed, t->seconds, t->compacted);
+	snprintf(buf, len, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%.6f compacted=%u churn=%u",
+		 t->rounds, t->sorted, t->recent, t->busy, t->failed, t->seconds, t->compacted, t->churn);
 	return buf;
 }
 
@@ -675,9 +678,9 @@ int zs_tally_parse(const char *line, struct zs_tally *t)
 	struct zs_tally v;
 	int end = 0;
 
-	if (sscanf(line, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%lf compacted=%u%n",
+	if (sscanf(line, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%lf compacted=%u churn=%u%n",
 		   &v.rounds, &v.sorted, &v.recent, &v.busy, &v.failed, &v.seconds, &v.compacted,
-		   &end) != 7 ||
+		   &v.churn, &end) != 8 ||
 	    (line[end] && line[end] != '\n'))
 		return -1;
 	*t = v;

@@ -76,6 +76,8 @@ struct zs_tally {
 	unsigned rounds, sorted, recent, busy, failed;
 	double seconds;
 	unsigned compacted;	/* sorts that compacted a node for its full quarantine */
+	unsigned churn;		/* sorts made because memory churned after the last one
+				 * (the helper's churn watch), counted in sorted too */
 };
 
 struct zs_sorter;
@@ -153,11 +155,12 @@ unsigned zs_helper_min_interval(unsigned min_interval, unsigned every);
 
 void zs_tally_add(struct zs_tally *into, const struct zs_tally *t);
 
-/* "3 sorts, 1 skipped (recent), 0 busy, 0 failed, 0.012 s" */
+/* "3 sorts, 1 skipped (recent), 0 busy, 0 failed, 0.012 s"; sorts after
+ * memory churn are named: "3 sorts (2 after memory churn), ..." */
 const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len);
 
 /* One machine-readable line, the periodic helper's report format:
- * "rounds=3 sorted=3 recent=0 busy=0 failed=0 seconds=0.012000". */
+ * "rounds=3 sorted=3 recent=0 busy=0 failed=0 seconds=0.012000 compacted=0 churn=0". */
 const char *zs_tally_format(const struct zs_tally *t, char *buf, unsigned len);
 int zs_tally_parse(const char *line, struct zs_tally *t);
 

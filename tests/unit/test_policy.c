@@ -150,6 +150,26 @@ static void site_policy(void)
 
 	ok(!parse(&p, err, 2, nckernel), "nocache=compact with sorter=kernel taken (kernel where a cache is)");
 
+	/* churn_watch: how long after a step starts memory churn is sorted
+	 * away again; 0 turns it off. */
+	zs_policy_defaults(&p);
+	ok(p.churn_watch == 60, "churn_watch 60 s by default (%u)", p.churn_watch);
+	char *cw[] = { "churn_watch=0", "churn_watch=86400" };
+
+	ok(!parse(&p, err, 1, cw) && p.churn_watch == 0, "churn_watch=0 taken (off)");
+	ok(!parse(&p, err, 1, cw + 1) && p.churn_watch == 86400, "churn_watch=86400 taken");
+	static const char *cwbad[] = { "churn_watch=86401", "churn_watch=-1", "churn_watch=1m",
+				       "churn_watch=", "churn_watch=yes" };
+
+	for (unsigned i = 0; i < sizeof(cwbad) / sizeof(cwbad[0]); i++) {
+		char *w[] = { (char *)cwbad[i] };
+
+		p.churn_watch = 77;
+		ok(zs_policy_parse(&p, 1, w, err) && p.churn_watch == 77, "'%s' refused, value kept",
+		   cwbad[i]);
+		err_has(err, "churn_watch", "... naming the key ('%s')", cwbad[i]);
+	}
+
 	/* min_interval: the least time between two sorts of a node; it
 	 * follows min_period unless given, in any order. */
 	zs_policy_defaults(&p);
