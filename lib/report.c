@@ -77,8 +77,9 @@ char *zs_report_format(const struct zs_report_step *r)
 	put_escaped(f, r->backend);
 	fputs("\tnote=", f);
 	put_escaped(f, r->note);
-	fprintf(f, "\tsampling=%d\tsamples=%u\tfraction=%.6f\trandom=%.6f\tpages=%" PRIu64 "\n",
-		r->sampling, r->sample.samples, r->sample.fraction, r->sample.random, r->sample.pages);
+	fprintf(f, "\tsampling=%d\tsamples=%u\tfraction=%.6f\trandom=%.6f\tpages=%" PRIu64 "\twatch=%u\n",
+		r->sampling, r->sample.samples, r->sample.fraction, r->sample.random, r->sample.pages,
+		r->churn_watch);
 	if (fclose(f)) {
 		free(text);
 		return NULL;
@@ -141,6 +142,8 @@ int zs_report_parse(const char *line, struct zs_report_step *r)
 				r->sample.random = strtod(v, NULL);
 			else if (KEY("pages"))
 				r->sample.pages = strtoull(v, NULL, 10);
+			else if (KEY("watch"))
+				r->churn_watch = (unsigned)strtoul(v, NULL, 10);
 #undef KEY
 		}
 		line += n;

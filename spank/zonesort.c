@@ -80,6 +80,7 @@ static struct {
 	struct zs_sample sample;	/* the helper's last conflicts line */
 	uint32_t tasks, tasks_exited;
 	bool sorted;
+	unsigned churn_watch;		/* the helper watches for memory churn this long */
 } step = { .helper_out = -1 };
 
 static int option_cb(int val, const char *optarg, int remote);
@@ -261,6 +262,7 @@ static void report_step(spank_t sp, const char *where, const struct zs_request *
 		uid = (uid_t)strtoul(env_uid, NULL, 10);
 	}
 	zs_tally_add(&rs.tally, &step.helper_tally);
+	rs.churn_watch = step.helper_failed[0] ? 0 : step.churn_watch;
 	snprintf(rs.where, sizeof(rs.where), "%s", where);
 	snprintf(rs.node, sizeof(rs.node), "%s", node_name());
 	zs_request_describe(r, rs.mode, sizeof(rs.mode));
@@ -362,6 +364,7 @@ static void start_helper(unsigned period, unsigned watch)
 	free(argv);
 	step.helper_running = true;
 	step.helper_out = fds[0];
+	step.churn_watch = watch;
 }
 
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)

@@ -72,6 +72,14 @@ summaries_like "$JOB" 'step 0' 'zonesort=on, [1-9][0-9]* sorts? \([1-9][0-9]* af
 	"the step's summary counts the sort after memory churn"
 unlike "$(grep "job $JOB" "$(cluster_slurmd_log "$node")")" 'did not run|periodic helper:' \
 	"no helper error in the node's log"
+report=$(cluster_on_node "$node" "$ZS_ZONESORT" report --job "$JOB" statedir="$SC_STATE")
+like "$report" "step 0 +on $node: zonesort=on, [1-9][0-9]* sorts? \([1-9][0-9]* after memory churn\)" \
+	"zonesort report counts the sort after memory churn"
+like "$report" "sorted again [1-9][0-9]* times? after memory churn: the step freed memory after its sort \(its start-up\), which is handed out first, in no order" \
+	"... and says what it was for"
+is "$(cluster_on_node "$node" "$ZS_ZONESORT" report --job "$JOB" --json statedir="$SC_STATE" |
+	jq -c '[.records[1].churn_watch, (.records[1].sorts.after_churn > 0)]')" "[30,true]" \
+	"--json: the watch and the sorts after churn"
 ok "the helper is gone with the step" sh -c "! pgrep -f '^$ZS_ZONESORT run ' > /dev/null"
 
 # 2. A period: the same helper sorts after the churn well before its first
