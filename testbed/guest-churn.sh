@@ -68,7 +68,7 @@ for level in $ZS_LEVELS; do
 	if [ "${ZS_DIAG:-0}" = 1 ]; then
 		touch "$d/pause" "$d/keep-pfns"
 	fi
-	timeout --kill-after=5 900 srun -J "churn-$k" -o "$d/out" -e "$d/err" --zonesort="$ZS_MODE" \
+	CHURNJOB_SORTS=$Z/stats timeout --kill-after=5 900 srun -J "churn-$k" -o "$d/out" -e "$d/err" --zonesort="$ZS_MODE" \
 		"$bin" "$d" "$churn" "$seed" "$ZS_HALF" "$ZS_CACHE_BYTES" "$passes" "${ZS_GAP_MS:-0}" &
 	pid=$!
 	if [ "${ZS_DIAG:-0}" = 1 ]; then

@@ -248,17 +248,22 @@ static bool wait_quiet(double deadline, double max_wait, pid_t parent, int pidfd
  * every CHURN_POLL seconds and keeps an estimate of the pages freed since
  * the last sort that were not allocated again (frees add to it,
  * allocations take from it first, as the allocator does); once that
- * reaches 1/CHURN_SHARE of the caches' pages and a look finds the node
- * quiet (an allocation in flight would be split by the sort), it sorts
- * again. min_interval does not hold such sorts back (the step's own sort
- * a moment before would make every one of them recent); CHURN_MIN_GAP
- * seconds at least pass between two. A job that allocates its arrays
- * the instant its start-up ends leaves no quiet moment in between: it
- * gets the pages it freed whatever the helper does.
+ * reaches 1/CHURN_SHARE of the caches' pages and CHURN_QUIET looks in a
+ * row found the node quiet (an allocation in flight would be split by the
+ * sort; one look alone let sorts through a start-up that paused for a
+ * moment), it sorts again. min_interval does not hold such sorts back (the
+ * step's own sort a moment before would make every one of them recent);
+ * instead CHURN_MIN_GAP seconds at least pass between two (short: a sort
+ * in a pause of the start-up must not keep the one after its end from
+ * coming in time), and a watch makes at most CHURN_MAX_SORTS. A job that
+ * allocates its arrays the instant its start-up ends leaves no quiet
+ * moment in between: it gets the pages it freed whatever the helper does.
  */
 #define CHURN_POLL 0.1
+#define CHURN_QUIET 2
 #define CHURN_SHARE 16
-#define CHURN_MIN_GAP 1.0
+#define CHURN_MIN_GAP 0.25
+#define CHURN_MAX_SORTS 16
 
 struct churn_watch {
 	double until;				/* when the watch ends; 0: no watch */
@@ -266,6 +271,7 @@ struct churn_watch {
 	unsigned long long quiet;		/* pages one look may see moving and be quiet */
 	unsigned long long front;		/* freed since the last sort, not taken again */
 	unsigned long long allocated, freed;	/* the counters at the last look */
+	unsigned quiet_looks;			/* quiet looks in a row */
 	double last_sort;
 };
 
@@ -275,12 +281,14 @@ static void churn_reset(struct churn_watch *c)
 	if (vm_counters(&c->allocated, &c->freed))
 		c->allocated = c->freed = 0;
 	c->front = 0;
+	c->quiet_looks = 0;
 	c->last_sort = zs_now();
 }
 
 /* One look at the counters. *quiet: the node hardly allocated or freed
- * since the last look. True when a sort is due for churn. */
-static bool churn_look(struct churn_watch *c, bool *quiet)
+ * since the last look. True when a sort is due for churn (sorts: the
+ * churn sorts so far). */
+static bool churn_look(struct churn_watch *c, unsigned sorts, bool *quiet)
 {
 	unsigned long long a, f, da, df;
 
@@ -293,7 +301,9 @@ static bool churn_look(struct churn_watch *c, bool *quiet)
 	c->freed = f;
 	c->front = (c->front > da ? c->front - da : 0) + df;
 	*quiet = da + df <= c->quiet;
-	return *quiet && c->front >= c->share && zs_now() - c->last_sort >= CHURN_MIN_GAP;
+	c->quiet_looks = *quiet ? c->quiet_looks + 1 : 0;
+	return c->quiet_looks >= CHURN_QUIET && c->front >= c->share && sorts < CHURN_MAX_SORTS &&
+	       zs_now() - c->last_sort >= CHURN_MIN_GAP;
 }
 
 /* Conflict sampling of a process tree: the cache geometry is found once. */
@@ -389,10 +399,11 @@ static void usage(void)
 	       "With --watch SECONDS (1-86400; the kernel sorter only), for that long\n"
 	       "it also looks at the node's page counters ten times a second and sorts\n"
 	       "again once the pages freed since the last sort and not allocated again\n"
-	       "reach 1/16 of the caches' pages and the node is quiet (memory churn:\n"
-	       "those pages would be handed out first, in no order); at most one such\n"
-	       "sort a second, not held back by min_interval. Without --every it only\n"
-	       "watches, then waits for the end.\n"
+	       "reach 1/16 of the caches' pages and two looks in a row found the node\n"
+	       "quiet (memory churn: those pages would be handed out first, in no\n"
+	       "order); such sorts are not held back by min_interval, come 0.25 s apart\n"
+	       "at least and 16 at most per watch. Without --every it only watches,\n"
+	       "then waits for the end.\n"
 	       "Prints the running totals after each round:\n"
 	       "  rounds=R sorted=S recent=R busy=B failed=F seconds=T compacted=C churn=K\n"
 	       "With --sample PID, also measures after each round the cache-slot\n"
@@ -576,7 +587,7 @@ static void watch_loop(struct helper *h, double *next, double max_hold)
 		wait_until(zs_now() + CHURN_POLL, h->parent, h->pidfd, &h->unblocked);
 		if (!going_on(h))
 			return;
-		churned = churn_look(&h->churn, &quiet);
+		churned = churn_look(&h->churn, h->tally.churn, &quiet);
 		if (every && zs_now() >= *next && (quiet || zs_now() >= *next + max_hold)) {
 			sort_round(h, h->min_interval, quiet, next);
 			if (!h->sm.off)

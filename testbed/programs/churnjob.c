@@ -37,6 +37,12 @@
  * array, so a pass makes 3 x lines accesses to distinct lines; random: the
  * fraction expected for pages placed at random, 1 - (1 - 1/S)^(n - 1)).
  *
+ * With CHURNJOB_SORTS naming a file of key=value lines with a "sorts=" line
+ * (the module's stats), its value is read when the churn begins, when it
+ * ends, when the buffer begins and when it is touched: the line then also
+ * has sorts_churn, sorts_gap and sorts_buffer, the sorts between them (a
+ * figure of the module's, read only to tell when sorts came).
+ *
  * Files in DIR, for a diagnosis from outside:
  *   DIR/pause     when it exists at start, the job creates DIR/started and
  *                 waits for DIR/go.0 before the churn, then creates
@@ -196,6 +202,23 @@ static size_t distinct_slots(const uint64_t *pfn, size_t n, uint64_t slots)
 	return d;
 }
 
+/* The "sorts=" value of the file CHURNJOB_SORTS names, or -1. */
+static long long sorts_now(void)
+{
+	const char *path = getenv("CHURNJOB_SORTS");
+	char line[256];
+	long long v = -1;
+	FILE *f;
+
+	if (!path || !(f = fopen(path, "r")))
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "sorts=%lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
 static int in_sorted(const uint64_t *set, size_t n, uint64_t v)
 {
 	return bsearch(&v, set, n, sizeof(*set), cmp_u64) != NULL;
@@ -256,6 +279,7 @@ int main(int argc, char **argv)
 	}
 
 	/* 1. The churn. */
+	long long s0 = sorts_now(), s1, s2, s3;
 	double t0 = now();
 	size_t cap = churn_pages / 1 + 1, nchunks = 0, mapped = 0;
 	struct chunk *ch = malloc(cap * sizeof(*ch));
@@ -310,6 +334,7 @@ int main(int argc, char **argv)
 			nkept += ch[c].pages;
 		}
 	double churn_ms = (now() - t0) * 1e3;
+	s1 = sorts_now();
 
 	/* 2. The job's own set-up. */
 	if (gap_ms)
@@ -320,6 +345,7 @@ int main(int argc, char **argv)
 	}
 
 	/* 3. The main buffer. */
+	s2 = sorts_now();
 	double t1 = now();
 	size_t bytes = bpages * psz;
 	char *buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -332,6 +358,8 @@ int main(int argc, char **argv)
 		buf[off] = 1;
 	double alloc_ms = (now() - t1) * 1e3;
 	int cpu1 = sched_getcpu();
+
+	s3 = sorts_now();
 	uint64_t *bpfn = malloc(bpages * sizeof(*bpfn));
 
 	if (!bpfn)
@@ -393,18 +421,22 @@ int main(int argc, char **argv)
 	triad_passes(a, b, c, n, passes);
 
 	double random = 1 - exp((double)(bpages - 1) * log1p(-1.0 / (double)slots));
-	char out[1024], path[4096], tmp[4096];
+	char out[1200], path[4096], tmp[4096], sorts[96] = "";
+
+	if (s0 >= 0 && s3 >= 0)
+		snprintf(sorts, sizeof(sorts), " sorts_churn=%lld sorts_gap=%lld sorts_buffer=%lld", s1 - s0,
+			 s2 - s1, s3 - s2);
 
 	snprintf(out, sizeof(out),
 		 "CHURNJOB churn_pages=%zu chunks=%zu freed_pages=%zu kept_pages=%zu kept_slots=%zu "
 		 "freed_slots=%zu buffer_pages=%zu buffer_conflicting=%zu buffer_fraction=%.6f random=%.6f "
 		 "recycled=%zu recycled_conflicting=%zu pair_recycled=%zu pair_mixed=%zu pair_fresh=%zu "
 		 "on_kept_slots=%zu lines=%zu passes=%lu check=%.1f cpu0=%d cpu1=%d churn_ms=%.1f "
-		 "alloc_ms=%.1f gap_ms=%lu\n",
+		 "alloc_ms=%.1f gap_ms=%lu%s\n",
 		 mapped, nchunks, nfreed, nkept, kept_slots, freed_slots, bpages, conflicting,
 		 (double)conflicting / (double)bpages, random, recycled, rec_conf, pair_rec, pair_mixed,
 		 pair_fresh, on_kept, n * sizeof(double) / 64, passes, a[n / 2], cpu0, cpu1, churn_ms,
-		 alloc_ms, gap_ms);
+		 alloc_ms, gap_ms, sorts);
 	fputs(out, stdout);
 	fflush(stdout);
 	snprintf(tmp, sizeof(tmp), "%s/.res", dir);
