@@ -72,14 +72,16 @@ for level in $ZS_LEVELS; do
 		"$bin" "$d" "$churn" "$seed" "$ZS_HALF" "$ZS_CACHE_BYTES" "$passes" "${ZS_GAP_MS:-0}" &
 	pid=$!
 	if [ "${ZS_DIAG:-0}" = 1 ]; then
-		held0= ppm1= held1=
+		held0= ppm1= held1= ppm_ms=
 		if _cj_wait_file "$d/started" $pid; then
 			cp /sys/kernel/debug/zonesort/freelists "$d/fl0"
 			held0=$(cat $Z/node0/quarantine_held_pages 2> /dev/null)
 			touch "$d/go.0"
 		fi
 		if _cj_wait_file "$d/churned" $pid; then
+			t0=$(_gn_uptime_ns)
 			ppm1=$(cat $Z/node0/conflicts_half_ppm 2> /dev/null)
+			ppm_ms=$((($(_gn_uptime_ns) - t0) / 1000000))
 			held1=$(cat $Z/node0/quarantine_held_pages 2> /dev/null)
 			cp /sys/kernel/debug/zonesort/freelists "$d/fl1"
 			touch "$d/go.1"
@@ -101,7 +103,7 @@ for level in $ZS_LEVELS; do
 		cp "$d/fl1" "$d/freelists"
 		bound=$("$ZS_ZSBOUND" "$d" $((ZS_CACHE_BYTES / 4096)) 1 $((ZS_HALF / 4096)) \
 			"$(_gn_field "$line" cpu0)" base 2>&1 | tr '\n' ' ')
-		diag=",\"diag\":{$(_cj_json "$prov"),\"fl1\":{$(_cj_json "$bound")},\"conflicts_half_ppm_before_buffer\":${ppm1:-null},\"held_after_sort\":${held0:-null},\"held_before_buffer\":${held1:-null}}"
+		diag=",\"diag\":{$(_cj_json "$prov"),\"fl1\":{$(_cj_json "$bound")},\"conflicts_half_ppm_before_buffer\":${ppm1:-null},\"conflicts_read_ms\":${ppm_ms:-null},\"held_after_sort\":${held0:-null},\"held_before_buffer\":${held1:-null}}"
 	fi
 	printf 'ZSCHURN {"mode":"%s","level":%s,"churn_bytes":%s,"seed":%s,"gap_ms":%s,"job":{%s},"sorts":%s,"sort_ns":%s,"released_pages":%s,"last_allcpu_ops":%s,"quarantine_held":%s%s}\n' \
 		"$ZS_MODE" "$level" "$churn" "$seed" "${ZS_GAP_MS:-0}" "$(_cj_json "$line")" \
