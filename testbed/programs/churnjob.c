@@ -30,7 +30,8 @@
  *     pair_recycled=N pair_mixed=N pair_fresh=N on_kept_slots=N
  *     lines=N passes=N check=X cpu0=N cpu1=N churn_ms=T alloc_ms=T
  * (kept_slots, freed_slots: distinct slots of the pages the churn kept and
- * freed; recycled: buffer pages the churn had freed, recycled_conflicting
+ * freed; chunk_colliding: churn pages sharing a slot with another page of
+ * their own chunk; recycled: buffer pages the churn had freed, recycled_conflicting
  * those of them that conflict; pair_*: conflicting pages in slots whose
  * buffer pages are all recycled, mixed, or none recycled; on_kept_slots:
  * buffer pages in a slot of a page the churn kept; lines: cache lines per
@@ -183,6 +184,23 @@ static int cmp_u64(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* Pages among n frames that share a slot with another of them. */
+static size_t self_colliding(const uint64_t *pfn, size_t n, uint64_t slots)
+{
+	uint64_t *s = malloc((n + 1) * sizeof(*s));
+	size_t c = 0;
+
+	if (!s)
+		die("malloc");
+	for (size_t i = 0; i < n; i++)
+		s[i] = pfn[i] % slots;
+	qsort(s, n, sizeof(*s), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		c += (i > 0 && s[i] == s[i - 1]) || (i + 1 < n && s[i] == s[i + 1]);
+	free(s);
+	return c;
 }
 
 /* Distinct slots among n frames (sorted copy). */
@@ -408,6 +426,10 @@ int main(int argc, char **argv)
 			pair_fresh++;
 	}
 	size_t kept_slots = distinct_slots(kept, nkept, slots), freed_slots = distinct_slots(freed, nfreed, slots);
+	size_t chunk_colliding = 0;
+
+	for (size_t c = 0; c < nchunks; c++)
+		chunk_colliding += self_colliding(cpfn + first[c], ch[c].pages, slots);
 
 	/* 4. The triad. */
 	size_t n = bytes / 3 / sizeof(double);
@@ -421,7 +443,7 @@ int main(int argc, char **argv)
 	triad_passes(a, b, c, n, passes);
 
 	double random = 1 - exp((double)(bpages - 1) * log1p(-1.0 / (double)slots));
-	char out[1200], path[4096], tmp[4096], sorts[96] = "";
+	char out[1300], path[4096], tmp[4096], sorts[96] = "";
 
 	if (s0 >= 0 && s3 >= 0)
 		snprintf(sorts, sizeof(sorts), " sorts_churn=%lld sorts_gap=%lld sorts_buffer=%lld", s1 - s0,
@@ -429,11 +451,11 @@ int main(int argc, char **argv)
 
 	snprintf(out, sizeof(out),
 		 "CHURNJOB churn_pages=%zu chunks=%zu freed_pages=%zu kept_pages=%zu kept_slots=%zu "
-		 "freed_slots=%zu buffer_pages=%zu buffer_conflicting=%zu buffer_fraction=%.6f random=%.6f "
+		 "freed_slots=%zu chunk_colliding=%zu buffer_pages=%zu buffer_conflicting=%zu buffer_fraction=%.6f random=%.6f "
 		 "recycled=%zu recycled_conflicting=%zu pair_recycled=%zu pair_mixed=%zu pair_fresh=%zu "
 		 "on_kept_slots=%zu lines=%zu passes=%lu check=%.1f cpu0=%d cpu1=%d churn_ms=%.1f "
 		 "alloc_ms=%.1f gap_ms=%lu%s\n",
-		 mapped, nchunks, nfreed, nkept, kept_slots, freed_slots, bpages, conflicting,
+		 mapped, nchunks, nfreed, nkept, kept_slots, freed_slots, chunk_colliding, bpages, conflicting,
 		 (double)conflicting / (double)bpages, random, recycled, rec_conf, pair_rec, pair_mixed,
 		 pair_fresh, on_kept, n * sizeof(double) / 64, passes, a[n / 2], cpu0, cpu1, churn_ms,
 		 alloc_ms, gap_ms, sorts);
