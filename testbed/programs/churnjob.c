@@ -186,38 +186,24 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Pages among n frames that share a slot with another of them. */
-static size_t self_colliding(const uint64_t *pfn, size_t n, uint64_t slots)
+/* Of n frames: how many distinct slots they fall on, and how many of them
+ * share a slot with another of them. */
+static void slot_counts(const uint64_t *pfn, size_t n, uint64_t slots, size_t *distinct,
+			size_t *sharing)
 {
 	uint64_t *s = malloc((n + 1) * sizeof(*s));
-	size_t c = 0;
 
 	if (!s)
 		die("malloc");
 	for (size_t i = 0; i < n; i++)
 		s[i] = pfn[i] % slots;
 	qsort(s, n, sizeof(*s), cmp_u64);
-	for (size_t i = 0; i < n; i++)
-		c += (i > 0 && s[i] == s[i - 1]) || (i + 1 < n && s[i] == s[i + 1]);
+	*distinct = *sharing = 0;
+	for (size_t i = 0; i < n; i++) {
+		*distinct += i == 0 || s[i] != s[i - 1];
+		*sharing += (i > 0 && s[i] == s[i - 1]) || (i + 1 < n && s[i] == s[i + 1]);
+	}
 	free(s);
-	return c;
-}
-
-/* Distinct slots among n frames (sorted copy). */
-static size_t distinct_slots(const uint64_t *pfn, size_t n, uint64_t slots)
-{
-	uint64_t *s = malloc((n + 1) * sizeof(*s));
-	size_t d = 0;
-
-	if (!s)
-		die("malloc");
-	for (size_t i = 0; i < n; i++)
-		s[i] = pfn[i] % slots;
-	qsort(s, n, sizeof(*s), cmp_u64);
-	for (size_t i = 0; i < n; i++)
-		d += i == 0 || s[i] != s[i - 1];
-	free(s);
-	return d;
 }
 
 /* The "sorts=" value of the file CHURNJOB_SORTS names, or -1. */
@@ -425,11 +411,16 @@ int main(int argc, char **argv)
 		else
 			pair_fresh++;
 	}
-	size_t kept_slots = distinct_slots(kept, nkept, slots), freed_slots = distinct_slots(freed, nfreed, slots);
-	size_t chunk_colliding = 0;
+	size_t kept_slots, freed_slots, chunk_colliding = 0, ignored;
 
-	for (size_t c = 0; c < nchunks; c++)
-		chunk_colliding += self_colliding(cpfn + first[c], ch[c].pages, slots);
+	slot_counts(kept, nkept, slots, &kept_slots, &ignored);
+	slot_counts(freed, nfreed, slots, &freed_slots, &ignored);
+	for (size_t c = 0; c < nchunks; c++) {
+		size_t sharing;
+
+		slot_counts(cpfn + first[c], ch[c].pages, slots, &ignored, &sharing);
+		chunk_colliding += sharing;
+	}
 
 	/* 4. The triad. */
 	size_t n = bytes / 3 / sizeof(double);
