@@ -29,6 +29,7 @@ void zs_policy_defaults(struct zs_policy *p)
 	strcpy(p->sorter.sysfs, "/sys/kernel/zone_sort_free_pages");
 	strcpy(p->sorter.node_sysfs, "/sys/devices/system/node");
 	strcpy(p->sorter.statedir, "/run/zonesort");
+	p->sorter.pcp_high_fraction = ZS_PCP_KEEP;
 	p->sorter.quarantine = (struct zs_quarantine_opts){
 		.on = true, .max_permille = -1,
 		.compact_full = true, .compact_interval = 300,
@@ -227,6 +228,25 @@ static int set_compact_interval(struct zs_policy *p, const char *key, const char
 			&p->sorter.quarantine.compact_interval, err);
 }
 
+/* pcp_high_fraction=auto|keep|0|N: the kernel's
+ * vm.percpu_pagelist_high_fraction (0: its own sizing; else at least 8),
+ * set before each kernel sort; auto: the smallest lists where it is 0;
+ * keep leaves it alone. */
+static int set_pcp_high_fraction(struct zs_policy *p, const char *key, const char *v, char *err)
+{
+	uint64_t n;
+
+	if (!strcmp(v, "keep") || !strcmp(v, "auto")) {
+		p->sorter.pcp_high_fraction = !strcmp(v, "keep") ? ZS_PCP_KEEP : ZS_PCP_AUTO;
+		return 0;
+	}
+	if (zs_parse_u64(key, v, 0, 2147483647, &n, NULL) || (n > 0 && n < 8))
+		return zs_fail(err, "pcp_high_fraction=%s: expected auto, keep, 0 (the kernel's own sizing) or a fraction from 8 to 2147483647 (vm.percpu_pagelist_high_fraction)",
+			       v);
+	p->sorter.pcp_high_fraction = (long long)n;
+	return 0;
+}
+
 /* --- the memory-side cache, metrics, reports ------------------------- */
 
 static int set_cache_size(struct zs_policy *p, const char *key, const char *v, char *err)
@@ -285,6 +305,7 @@ static const struct {
 	{ "compact_full", set_compact_full },
 	{ "compact_interval", set_compact_interval },
 	{ "nocache", set_nocache },
+	{ "pcp_high_fraction", set_pcp_high_fraction },
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

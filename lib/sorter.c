@@ -331,6 +331,44 @@ static int write_attr(const char *path, const char *text, int *err_no)
 	return 0;
 }
 
+/* The per-CPU page lists hand out the pages freed last before any sorted
+ * free list, and with the kernel's own sizing they hold enough of a job's
+ * start-up churn to leave a sorted node worse than an unsorted one
+ * (bench/REPORT-churn-effect.md). pcp_high_fraction= sets their size
+ * before a kernel sort, only when it differs (the kernel drains and
+ * resizes every list on a write); auto (the package's plugstack.conf line)
+ * makes them the smallest only where the kernel's own sizing (0) is in
+ * force, so a site's own setting stands; keep, the library's default,
+ * touches nothing (tests sort stand-in interfaces on their host). A
+ * failure is said in r->msg and never fails the sort. */
+static void set_pcp_lists(const struct zs_sorter *s, struct zs_node_result *r)
+{
+	long long want = s->opts.pcp_high_fraction, now = -1;
+	char text[32];
+	FILE *f;
+	int e;
+
+	if (want == ZS_PCP_KEEP)
+		return;
+	f = fopen(ZS_PCP_SYSCTL, "re");
+	if (f) {
+		if (!fgets(text, sizeof(text), f) || sscanf(text, "%lld", &now) != 1)
+			now = -1;
+		fclose(f);
+	}
+	if (want == ZS_PCP_AUTO) {
+		if (now != 0)
+			return;
+		want = ZS_PCP_SMALLEST;
+	}
+	if (now == want)
+		return;
+	snprintf(text, sizeof(text), "%lld\n", want);
+	if (write_attr(ZS_PCP_SYSCTL, text, &e))
+		snprintf(r->msg, sizeof(r->msg), "pcp_high_fraction: %s: writing %lld: %s (the per-CPU lists keep their size)",
+			 ZS_PCP_SYSCTL, want, strerror(e));
+}
+
 /* This project's module takes the free blocks a sort cannot keep from
  * colliding; the site's quarantine settings are written before each sort
  * (Intel's module has none: nothing to write). */
@@ -338,6 +376,7 @@ static void sort_kernel(struct zs_sorter *s, struct zs_node_result *r)
 {
 	int e;
 
+	set_pcp_lists(s, r);
 	if (zs_kmod_quarantine_set(&s->kmod, s->opts.quarantine.on, s->opts.quarantine.max_permille,
 				   r->msg)) {
 		r->outcome = ZS_FAILED;

@@ -47,7 +47,20 @@ struct zs_sorter_opts {
 	char node_sysfs[PATH_MAX];	/* node_sysfs=: nodeN/compact */
 	char statedir[PATH_MAX];	/* statedir=: the lock and last-sort stamps */
 	struct zs_quarantine_opts quarantine;
+	long long pcp_high_fraction;	/* pcp_high_fraction=: the size of the per-CPU
+					 * page lists (vm.percpu_pagelist_high_fraction)
+					 * set before a kernel sort; ZS_PCP_KEEP (the
+					 * default: a machine-wide setting): left alone;
+					 * ZS_PCP_AUTO: the smallest where the kernel's
+					 * own sizing (0) is in force */
 };
+
+/* The kernel's setting pcp_high_fraction= writes, and its special values. */
+#define ZS_PCP_SYSCTL "/proc/sys/vm/percpu_pagelist_high_fraction"
+#define ZS_PCP_KEEP (-1LL)
+#define ZS_PCP_AUTO (-2LL)
+/* A fraction so large that every list is the kernel's least (four batches). */
+#define ZS_PCP_SMALLEST 1000000LL
 
 enum zs_outcome {
 	ZS_SORTED,	/* the backend sorted the node */
