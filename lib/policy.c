@@ -21,6 +21,7 @@ void zs_policy_defaults(struct zs_policy *p)
 	p->request.allow_off = true;
 	p->request.min_period = 10;
 	p->min_interval = p->request.min_period;
+	p->churn_watch = ZS_CHURN_WATCH_DEFAULT;
 	snprintf(p->helper, sizeof(p->helper), "%s", ZS_HELPER_PATH);
 	p->sorter.kind = ZS_SORTER_AUTO;
 	p->sorter.fallback = ZS_FALLBACK_PROLOG;
@@ -29,6 +30,7 @@ void zs_policy_defaults(struct zs_policy *p)
 	strcpy(p->sorter.sysfs, "/sys/kernel/zone_sort_free_pages");
 	strcpy(p->sorter.node_sysfs, "/sys/devices/system/node");
 	strcpy(p->sorter.statedir, "/run/zonesort");
+	p->sorter.pcp_high_fraction = ZS_PCP_KEEP;
 	p->sorter.quarantine = (struct zs_quarantine_opts){
 		.on = true, .max_permille = -1,
 		.compact_full = true, .compact_interval = 300,
@@ -116,6 +118,11 @@ static int set_helper(struct zs_policy *p, const char *key, const char *v, char 
 static int set_sample_conflicts(struct zs_policy *p, const char *key, const char *v, char *err)
 {
 	return zs_parse_bool(key, v, &p->sample_conflicts, err);
+}
+
+static int set_churn_watch(struct zs_policy *p, const char *key, const char *v, char *err)
+{
+	return set_uint(key, v, 0, ZS_MAX_PERIOD, &p->churn_watch, err);
 }
 
 /* --- the sorter ------------------------------------------------------ */
@@ -239,6 +246,25 @@ static int set_compact_interval(struct zs_policy *p, const char *key, const char
 			&p->sorter.quarantine.compact_interval, err);
 }
 
+/* pcp_high_fraction=auto|keep|0|N: the kernel's
+ * vm.percpu_pagelist_high_fraction (0: its own sizing; else at least 8),
+ * set before each kernel sort; auto: the smallest lists where it is 0;
+ * keep leaves it alone. */
+static int set_pcp_high_fraction(struct zs_policy *p, const char *key, const char *v, char *err)
+{
+	uint64_t n;
+
+	if (!strcmp(v, "keep") || !strcmp(v, "auto")) {
+		p->sorter.pcp_high_fraction = !strcmp(v, "keep") ? ZS_PCP_KEEP : ZS_PCP_AUTO;
+		return 0;
+	}
+	if (zs_parse_u64(key, v, 0, 2147483647, &n, NULL) || (n > 0 && n < 8))
+		return zs_fail(err, "pcp_high_fraction=%s: expected auto, keep, 0 (the kernel's own sizing) or a fraction from 8 to 2147483647 (vm.percpu_pagelist_high_fraction)",
+			       v);
+	p->sorter.pcp_high_fraction = (long long)n;
+	return 0;
+}
+
 /* --- the memory-side cache, metrics, reports ------------------------- */
 
 static int set_cache_size(struct zs_policy *p, const char *key, const char *v, char *err)
@@ -290,6 +316,7 @@ static const struct {
 	{ "cache_size", set_cache_size, 1 + ZS_PN_CACHE_SIZE },
 	{ "ways", set_ways, 1 + ZS_PN_WAYS },
 	{ "sample_conflicts", set_sample_conflicts, 0 },
+	{ "churn_watch", set_churn_watch, 0 },
 	{ "prometheus_dir", set_prometheus_dir, 0 },
 	{ "report_days", set_report_days, 0 },
 	{ "quarantine", set_quarantine, 0 },
@@ -298,6 +325,7 @@ static const struct {
 	{ "compact_interval", set_compact_interval, 0 },
 	{ "compact_fallback", set_compact_fallback, 0 },
 	{ "nocache", set_nocache, 0 },
+	{ "pcp_high_fraction", set_pcp_high_fraction, 0 },
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

@@ -24,6 +24,9 @@
 /* Cache sizes from plugstack.conf are checked against the base page size
  * of the platforms Slurm nodes run (x86-64, and 4 KiB arm64 kernels). */
 #define ZS_PAGE_SIZE 4096u
+/* churn_watch= default, seconds: a job's start-up (MPI, input, set-up)
+ * usually ends well within a minute. */
+#define ZS_CHURN_WATCH_DEFAULT 60u
 
 /* Keys that take a per-node-class value (cache_size=, ways=): either one
  * value for every node, or entries NODES:VALUE separated by commas, NODES
@@ -65,6 +68,9 @@ struct zs_policy {
 	char helper[PATH_MAX];		/* helper=: the zonesort command */
 	bool sample_conflicts;		/* sample_conflicts=yes|no: the helper samples
 					 * the step's cache-slot conflicts */
+	unsigned churn_watch;		/* churn_watch=: seconds from a step's start in
+					 * which the helper sorts again after memory
+					 * churn (0: never) */
 	/* Each library part's options. */
 	struct zs_sorter_opts sorter;	/* sorter.h */
 	struct zs_memcache_opts memcache;	/* memcache.h */

@@ -73,14 +73,15 @@ char *zs_report_format(const struct zs_report_step *r)
 	put_escaped(f, r->node);
 	fputs("\tmode=", f);
 	put_escaped(f, r->mode);
-	fprintf(f, "\trounds=%u\tsorted=%u\trecent=%u\tbusy=%u\tfailed=%u\tseconds=%.6f\tcompacted=%u\tbackend=",
+	fprintf(f, "\trounds=%u\tsorted=%u\trecent=%u\tbusy=%u\tfailed=%u\tseconds=%.6f\tcompacted=%u\tchurn=%u\tbackend=",
 		r->tally.rounds, r->tally.sorted, r->tally.recent, r->tally.busy, r->tally.failed,
-		r->tally.seconds, r->tally.compacted);
+		r->tally.seconds, r->tally.compacted, r->tally.churn);
 	put_escaped(f, r->backend);
 	fputs("\tnote=", f);
 	put_escaped(f, r->note);
-	fprintf(f, "\tsampling=%d\tsamples=%u\tfraction=%.6f\trandom=%.6f\tpages=%" PRIu64 "\n",
-		r->sampling, r->sample.samples, r->sample.fraction, r->sample.random, r->sample.pages);
+	fprintf(f, "\tsampling=%d\tsamples=%u\tfraction=%.6f\trandom=%.6f\tpages=%" PRIu64 "\twatch=%u\n",
+		r->sampling, r->sample.samples, r->sample.fraction, r->sample.random, r->sample.pages,
+		r->churn_watch);
 	if (fclose(f)) {
 		free(text);
 		return NULL;
@@ -127,6 +128,8 @@ int zs_report_parse(const char *line, struct zs_report_step *r)
 				r->tally.seconds = strtod(v, NULL);
 			else if (KEY("compacted"))
 				r->tally.compacted = (unsigned)strtoul(v, NULL, 10);
+			else if (KEY("churn"))
+				r->tally.churn = (unsigned)strtoul(v, NULL, 10);
 			else if (KEY("backend"))
 				snprintf(r->backend, sizeof(r->backend), "%s", v);
 			else if (KEY("note"))
@@ -141,6 +144,8 @@ int zs_report_parse(const char *line, struct zs_report_step *r)
 				r->sample.random = strtod(v, NULL);
 			else if (KEY("pages"))
 				r->sample.pages = strtoull(v, NULL, 10);
+			else if (KEY("watch"))
+				r->churn_watch = (unsigned)strtoul(v, NULL, 10);
 #undef KEY
 		}
 		line += n;

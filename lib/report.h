@@ -50,6 +50,8 @@ struct zs_report_step {
 	char backend[16];		/* kernel, compact, none */
 	char note[256];			/* why sorting or its helper did not run */
 	bool sampling;			/* the site samples conflicts (sample_conflicts=yes) */
+	unsigned churn_watch;		/* seconds the step was watched for memory churn
+					 * (churn_watch=), 0: not watched */
 	struct zs_sample sample;	/* samples == 0: none was taken */
 };
 

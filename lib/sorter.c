@@ -387,6 +387,44 @@ static int write_attr(const char *path, const char *text, int *err_no)
 	return 0;
 }
 
+/* The per-CPU page lists hand out the pages freed last before any sorted
+ * free list, and with the kernel's own sizing they hold enough of a job's
+ * start-up churn to leave a sorted node worse than an unsorted one
+ * (bench/REPORT-churn-effect.md). pcp_high_fraction= sets their size
+ * before a kernel sort, only when it differs (the kernel drains and
+ * resizes every list on a write); auto (the package's plugstack.conf line)
+ * makes them the smallest only where the kernel's own sizing (0) is in
+ * force, so a site's own setting stands; keep, the library's default,
+ * touches nothing (tests sort stand-in interfaces on their host). A
+ * failure is said in r->msg and never fails the sort. */
+static void set_pcp_lists(const struct zs_sorter *s, struct zs_node_result *r)
+{
+	long long want = s->opts.pcp_high_fraction, now = -1;
+	char text[32];
+	FILE *f;
+	int e;
+
+	if (want == ZS_PCP_KEEP)
+		return;
+	f = fopen(ZS_PCP_SYSCTL, "re");
+	if (f) {
+		if (!fgets(text, sizeof(text), f) || sscanf(text, "%lld", &now) != 1)
+			now = -1;
+		fclose(f);
+	}
+	if (want == ZS_PCP_AUTO) {
+		if (now != 0)
+			return;
+		want = ZS_PCP_SMALLEST;
+	}
+	if (now == want)
+		return;
+	snprintf(text, sizeof(text), "%lld\n", want);
+	if (write_attr(ZS_PCP_SYSCTL, text, &e))
+		snprintf(r->msg, sizeof(r->msg), "pcp_high_fraction: %s: writing %lld: %s (the per-CPU lists keep their size)",
+			 ZS_PCP_SYSCTL, want, strerror(e));
+}
+
 /* This project's module takes the free blocks a sort cannot keep from
  * colliding; the site's quarantine settings are written before each sort
  * (Intel's module has none: nothing to write). */
@@ -394,6 +432,7 @@ static void sort_kernel(struct zs_sorter *s, struct zs_node_result *r)
 {
 	int e;
 
+	set_pcp_lists(s, r);
 	if (zs_kmod_quarantine_set(&s->kmod, s->opts.quarantine.on, s->opts.quarantine.max_permille,
 				   r->msg)) {
 		r->outcome = ZS_FAILED;
@@ -728,15 +767,14 @@ void zs_tally_add(struct zs_tally *into, const struct zs_tally *t)
 	into->compacted += t->compacted;
 	into->fallback += t->fallback;
 	into->degraded += t->degraded;
+	into->churn += t->churn;
 }
 
 const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len)
 {
-	char compacted[64] = "";
+	char compacted[64] = "", churn[48] = "", fallback[96] = "";
 
 	/* Compactions migrate the job's pages: said whenever there were any. */
-	char fallback[96] = "";
-
 	if (t->compacted)
 		snprintf(compacted, sizeof(compacted), " (%u compacted a full quarantine's node)",
 			 t->compacted);
@@ -744,17 +782,19 @@ const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len)
 	if (t->fallback || t->degraded)
 		snprintf(fallback, sizeof(fallback), ", %u compacted in place of a sort, %u left unsorted",
 			 t->fallback, t->degraded);
-	snprintf(buf, len, "%u sort%s%s%s, %u skipped (recent), %u busy, %u failed, %.3f s",
-		 t->sorted, t->sorted == 1 ? "" : "s", compacted, fallback, t->recent, t->busy,
+	if (t->churn)
+		snprintf(churn, sizeof(churn), " (%u after memory churn)", t->churn);
+	snprintf(buf, len, "%u sort%s%s%s%s, %u skipped (recent), %u busy, %u failed, %.3f s",
+		 t->sorted, t->sorted == 1 ? "" : "s", churn, compacted, fallback, t->recent, t->busy,
 		 t->failed, t->seconds);
 	return buf;
 }
 
 const char *zs_tally_format(const struct zs_tally *t, char *buf, unsigned len)
 {
-	snprintf(buf, len, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%.6f compacted=%u fallback=%u degraded=%u",
+	snprintf(buf, len, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%.6f compacted=%u fallback=%u degraded=%u churn=%u",
 		 t->rounds, t->sorted, t->recent, t->busy, t->failed, t->seconds, t->compacted,
-		 t->fallback, t->degraded);
+		 t->fallback, t->degraded, t->churn);
 	return buf;
 }
 
@@ -763,9 +803,9 @@ int zs_tally_parse(const char *line, struct zs_tally *t)
 	struct zs_tally v;
 	int end = 0;
 
-	if (sscanf(line, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%lf compacted=%u fallback=%u degraded=%u%n",
+	if (sscanf(line, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%lf compacted=%u fallback=%u degraded=%u churn=%u%n",
 		   &v.rounds, &v.sorted, &v.recent, &v.busy, &v.failed, &v.seconds, &v.compacted,
-		   &v.fallback, &v.degraded, &end) != 9 ||
+		   &v.fallback, &v.degraded, &v.churn, &end) != 10 ||
 	    (line[end] && line[end] != '\n'))
 		return -1;
 	*t = v;

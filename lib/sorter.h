@@ -71,7 +71,20 @@ struct zs_sorter_opts {
 	char node_sysfs[PATH_MAX];	/* node_sysfs=: nodeN/compact */
 	char statedir[PATH_MAX];	/* statedir=: the lock and last-sort stamps */
 	struct zs_quarantine_opts quarantine;
+	long long pcp_high_fraction;	/* pcp_high_fraction=: the size of the per-CPU
+					 * page lists (vm.percpu_pagelist_high_fraction)
+					 * set before a kernel sort; ZS_PCP_KEEP (the
+					 * default: a machine-wide setting): left alone;
+					 * ZS_PCP_AUTO: the smallest where the kernel's
+					 * own sizing (0) is in force */
 };
+
+/* The kernel's setting pcp_high_fraction= writes, and its special values. */
+#define ZS_PCP_SYSCTL "/proc/sys/vm/percpu_pagelist_high_fraction"
+#define ZS_PCP_KEEP (-1LL)
+#define ZS_PCP_AUTO (-2LL)
+/* A fraction so large that every list is the kernel's least (four batches). */
+#define ZS_PCP_SMALLEST 1000000LL
 
 enum zs_outcome {
 	ZS_SORTED,	/* the backend sorted the node */
@@ -104,6 +117,8 @@ struct zs_tally {
 	unsigned compacted;	/* sorts that compacted a node for its full quarantine */
 	unsigned fallback;	/* degraded: compactions in place of a sort */
 	unsigned degraded;	/* degraded: nodes left unsorted, no compaction allowed */
+	unsigned churn;		/* sorts made because memory churned after the last one
+				 * (the helper's churn watch), counted in sorted too */
 };
 
 struct zs_sorter;
@@ -189,12 +204,13 @@ unsigned zs_helper_min_interval(unsigned min_interval, unsigned every);
 
 void zs_tally_add(struct zs_tally *into, const struct zs_tally *t);
 
-/* "3 sorts, 1 skipped (recent), 0 busy, 0 failed, 0.012 s" */
+/* "3 sorts, 1 skipped (recent), 0 busy, 0 failed, 0.012 s"; sorts after
+ * memory churn are named: "3 sorts (2 after memory churn), ..." */
 const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len);
 
 /* One machine-readable line, the periodic helper's report format:
  * "rounds=3 sorted=3 recent=0 busy=0 failed=0 seconds=0.012000
- * compacted=0 fallback=0 degraded=0". */
+ * compacted=0 fallback=0 degraded=0 churn=0". */
 const char *zs_tally_format(const struct zs_tally *t, char *buf, unsigned len);
 int zs_tally_parse(const char *line, struct zs_tally *t);
 

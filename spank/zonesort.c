@@ -7,8 +7,10 @@
  *
  * The entry points only dispatch on spank_context(): validation happens in
  * srun/sbatch/salloc, sorting as root in the job prolog and in slurmstepd.
- * The periodic sorting is a separate process ("zonesort run") that this
- * plugin starts after the step's first sort and stops when its tasks end.
+ * The periodic sorting, and the churn watch that sorts again when the
+ * step's start-up has churned memory (churn_watch=), are a separate
+ * process ("zonesort run") that this plugin starts after the step's first
+ * sort and stops when its tasks end.
  */
 #include "config.h"
 #include "child.h"
@@ -70,7 +72,8 @@ static struct {
 	char degraded[ZS_ERRLEN];	/* zs_sorter_degraded: a cache node without its kernel sorter */
 	struct zs_child helper;
 	bool helper_running;
-	char helper_failed[ZS_ERRLEN];	/* why periodic sorting did not run */
+	const char *helper_role;	/* "periodic sorting" or "the churn watch" */
+	char helper_failed[ZS_ERRLEN];	/* why the helper's sorting did not run */
 	int helper_out;
 	char helper_errors[3][ZS_ERRLEN];
 	unsigned nhelper_errors;
@@ -78,6 +81,7 @@ static struct {
 	struct zs_sample sample;	/* the helper's last conflicts line */
 	uint32_t tasks, tasks_exited;
 	bool sorted;
+	unsigned churn_watch;		/* the helper watches for memory churn this long */
 } step = { .helper_out = -1 };
 
 static int option_cb(int val, const char *optarg, int remote);
@@ -249,9 +253,11 @@ static void log_summary(const char *where, const struct zs_request *r)
 		if (step.sample.samples)
 			snprintf(conflicts, sizeof(conflicts), ", conflicts %.1f%% (random %.1f%%)",
 				 100.0 * step.sample.fraction, 100.0 * step.sample.random);
-		slurm_info("zonesort: job %u %s on %s: zonesort=%s%s%s%s, %s, backend %s%s%s%s%s%s%s", step.job, where,
-			   node_name(), req, step.helper_failed[0] ? " but periodic sorting did not run (" : "",
-			   step.helper_failed, step.helper_failed[0] ? ")" : "",
+		slurm_info("zonesort: job %u %s on %s: zonesort=%s%s%s%s%s%s, %s, backend %s%s%s%s%s%s%s", step.job, where,
+			   node_name(), req, step.helper_failed[0] ? " but " : "",
+			   step.helper_failed[0] ? step.helper_role : "",
+			   step.helper_failed[0] ? " did not run (" : "", step.helper_failed,
+			   step.helper_failed[0] ? ")" : "",
 			   zs_tally_describe(&t, tally, sizeof(tally)), step.backend ? step.backend : "none",
 			   step.module_refused ? " (module refused by the kernel: " : "",
 			   step.module_refused ? step.module_refused : "", step.module_refused ? ")" : "",
@@ -276,6 +282,7 @@ static void report_step(spank_t sp, const char *where, const struct zs_request *
 		uid = (uid_t)strtoul(env_uid, NULL, 10);
 	}
 	zs_tally_add(&rs.tally, &step.helper_tally);
+	rs.churn_watch = step.helper_failed[0] ? 0 : step.churn_watch;
 	snprintf(rs.where, sizeof(rs.where), "%s", where);
 	snprintf(rs.node, sizeof(rs.node), "%s", node_name());
 	zs_request_describe(r, rs.mode, sizeof(rs.mode));
@@ -338,29 +345,39 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 
 /* --- slurmstepd: before each step, as root ----------------------------- */
 
-static void start_helper(unsigned period)
+/* Starts "zonesort run" with --every period (0: none) and --watch watch
+ * (0: none). */
+static void start_helper(unsigned period, unsigned watch)
 {
-	char every[16], parent[16], err[ZS_ERRLEN];
+	char every[16], watching[16], parent[16], err[ZS_ERRLEN];
 	char **argv = calloc((size_t)policy_argc + 12, sizeof(char *));
 	int fds[2], argc = 0;
 
+	step.helper_role = period ? "periodic sorting" : "the churn watch";
 	if (!argv) {
 		snprintf(step.helper_failed, sizeof(step.helper_failed), "out of memory");
 		return;
 	}
 	snprintf(every, sizeof(every), "%u", period);
+	snprintf(watching, sizeof(watching), "%u", watch);
 	snprintf(parent, sizeof(parent), "%d", (int)getpid());
 	argv[argc++] = policy.helper;
 	argv[argc++] = "run";
-	argv[argc++] = "--every";
-	argv[argc++] = every;
+	if (period) {
+		argv[argc++] = "--every";
+		argv[argc++] = every;
+	}
+	if (watch) {
+		argv[argc++] = "--watch";
+		argv[argc++] = watching;
+	}
 	argv[argc++] = "--parent";
 	argv[argc++] = parent;
 	/* The helper's environment is clean: the node its class values and
 	 * metrics are for. */
 	argv[argc++] = "--node";
 	argv[argc++] = (char *)node_name();
-	if (policy.sample_conflicts) {
+	if (period && policy.sample_conflicts) {
 		/* The step's tasks are this slurmstepd's descendants. */
 		argv[argc++] = "--sample";
 		argv[argc++] = parent;
@@ -389,6 +406,7 @@ static void start_helper(unsigned period)
 	free(argv);
 	step.helper_running = true;
 	step.helper_out = fds[0];
+	step.churn_watch = watch;
 }
 
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
@@ -412,10 +430,15 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	 * have asked for (compact_fallback=periodic). */
 	bool have_sorter = s && zs_sorter_backend(s) != ZS_SORTER_NONE &&
 			   (!zs_sorter_degraded(s) || policy.sorter.fallback >= ZS_FALLBACK_PERIODIC);
+	/* The churn watch sorts again after the step's start-up churned
+	 * memory: only the kernel sorter is quick enough to do that. */
+	unsigned watch = s && zs_sorter_backend(s) == ZS_SORTER_KERNEL ? policy.churn_watch : 0;
 
 	zs_sorter_close(s);
 	if (r.mode == ZS_MODE_PERIODIC && have_sorter)
-		start_helper(r.period);
+		start_helper(r.period, watch);
+	else if (r.mode == ZS_MODE_ON && watch)
+		start_helper(0, watch);
 	return 0;
 }
 

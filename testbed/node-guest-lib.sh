@@ -163,11 +163,11 @@ gn_job() {
 }
 
 # _gn_helper_pages: resident pages of the periodic helpers running now
-# ("zonesort run"), which "zonesort conflicts --job" counts among the
-# step's processes.
+# ("zonesort run", periodic or only watching for memory churn), which
+# "zonesort conflicts --job" counts among the step's processes.
 _gn_helper_pages() {
 	local p n=0 r
-	for p in $(pgrep -f '/zonesort run --every '); do
+	for p in $(pgrep -f '/zonesort run --(every|watch) '); do
 		read -r _ r _ < "/proc/$p/statm" 2> /dev/null && n=$((n + r))
 	done
 	echo "$n"

@@ -194,6 +194,15 @@ nd_nodejob() {
 	printf '%s' "$out"
 }
 
+# nd_churnjob: builds the guest's churning job (programs/churnjob.c);
+# prints its path. Static when the guest runs another release's C library.
+nd_churnjob() {
+	local out=$ND_WORK/churnjob
+	mkdir -p "$ND_WORK"
+	gcc -std=gnu11 -O2 -Wall -Wextra ${ND_ROOT:+-static} -o "$out" "$ND_DIR/programs/churnjob.c" -lm >&2 || return 1
+	printf '%s' "$out"
+}
+
 # nd_monitor SOCKET COMMAND: one human-monitor command to a running QEMU.
 # A paused guest's clocks stand still (TCG), so nothing inside notices.
 nd_monitor() {

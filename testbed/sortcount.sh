@@ -36,6 +36,11 @@
 
 # The configured stand-in cache (see above).
 SC_CACHE="cache_size=64MiB ways=1"
+# The churn watch is off in $SC_POLICY: it sorts again when the node's
+# page counters show memory freed and not allocated again, and on a shared
+# host other processes move enough memory to make counts of sorts depend
+# on them. tests/cluster/25-churn-watch.t turns it on and churns on purpose.
+SC_NO_CHURN_WATCH="churn_watch=0"
 
 sortcount_cluster() {
 	local prefix=$1 node; shift
@@ -44,7 +49,7 @@ sortcount_cluster() {
 	SC_RUN=/run/${work##*/}
 	SC_STATE=$SC_RUN/state
 	SC_SYSFS=$SC_RUN/sysfs
-	SC_POLICY="sorter=kernel sysfs=$SC_SYSFS statedir=$SC_STATE nodes=0 helper=$ZS_ZONESORT $SC_CACHE"
+	SC_POLICY="sorter=kernel sysfs=$SC_SYSFS statedir=$SC_STATE nodes=0 helper=$ZS_ZONESORT $SC_CACHE $SC_NO_CHURN_WATCH"
 	SC_PIDS=
 	trap 'cluster_stop; sortcount_stop; rm -rf "$work"' EXIT
 	SC_NODES=()
@@ -61,7 +66,7 @@ sortcount_start() {
 	SC_RUN=$1
 	SC_STATE=$SC_RUN/state
 	SC_SYSFS=$SC_RUN/sysfs
-	SC_POLICY="sorter=kernel sysfs=$SC_SYSFS statedir=$SC_STATE nodes=0 helper=$ZS_ZONESORT $SC_CACHE"
+	SC_POLICY="sorter=kernel sysfs=$SC_SYSFS statedir=$SC_STATE nodes=0 helper=$ZS_ZONESORT $SC_CACHE $SC_NO_CHURN_WATCH"
 	SC_PIDS=
 	SC_NODES=(shared)
 	_sortcount_start_node shared

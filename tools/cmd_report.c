@@ -48,6 +48,18 @@ static const char *printable(const char *s, char *buf, size_t len)
 	return buf;
 }
 
+/* When the order of a sort is lost, for the steps whose record says it. */
+static void print_churn(const struct zs_report_step *r)
+{
+	if (!strcmp(r->where, "prolog") || !strcmp(r->mode, "off") || r->note[0])
+		return;
+	if (r->tally.churn)
+		printf("      sorted again %u time%s after memory churn: the step freed memory after its sort (its start-up), which is handed out first, in no order\n",
+		       r->tally.churn, r->tally.churn == 1 ? "" : "s");
+	else if (!r->churn_watch)
+		printf("      not watched for memory churn: what the step frees after its sort (its start-up) is handed out before the sorted pages\n");
+}
+
 static void print_human(uint32_t job, const struct zs_report_step *st, unsigned n)
 {
 	char tally[160], a[256], b[256], c[64], when[16];
@@ -71,6 +83,7 @@ static void print_human(uint32_t job, const struct zs_report_step *st, unsigned 
 		else
 			printf("%s, backend %s\n", zs_tally_describe(&r->tally, tally, sizeof(tally)),
 			       printable(r->backend, a, sizeof(a)));
+		print_churn(r);
 		if (r->sample.samples) {
 			double f = r->sample.fraction, rnd = r->sample.random;
 
@@ -110,9 +123,9 @@ static void print_json(uint32_t job, uid_t owner, const struct zs_report_step *s
 		zs_json_string(stdout, r->node);
 		printf(",\"mode\":");
 		zs_json_string(stdout, r->mode);
-		printf(",\"sorts\":{\"rounds\":%u,\"sorted\":%u,\"recent\":%u,\"busy\":%u,\"failed\":%u,\"seconds\":%.6f},\"backend\":",
+		printf(",\"sorts\":{\"rounds\":%u,\"sorted\":%u,\"recent\":%u,\"busy\":%u,\"failed\":%u,\"seconds\":%.6f,\"after_churn\":%u},\"churn_watch\":%u,\"backend\":",
 		       r->tally.rounds, r->tally.sorted, r->tally.recent, r->tally.busy, r->tally.failed,
-		       r->tally.seconds);
+		       r->tally.seconds, r->tally.churn, r->churn_watch);
 		zs_json_string(stdout, r->backend);
 		printf(",\"unavailable\":");
 		if (r->note[0])
@@ -178,7 +191,11 @@ static void usage(void)
 	       "skipped, busy or failed, the sorter used, and, where the site samples\n"
 	       "conflicts (sample_conflicts=yes) and the step sorted periodically, the\n"
 	       "fraction of the step's pages that shared a memory-side cache slot next\n"
-	       "to what random placement would give. Without --job: the job in\n"
+	       "to what random placement would give. A sort orders free memory for\n"
+	       "what is allocated next; memory a step frees after it (its start-up)\n"
+	       "is handed out first, in no order: the report says how often the step\n"
+	       "was sorted again for that (churn_watch=), or that it was not watched.\n"
+	       "Without --job: the job in\n"
 	       "$SLURM_JOB_ID, else every job of yours recorded on this node, newest\n"
 	       "first. Only a job's owner and root can read its record; records are\n"
 	       "kept report_days days (plugstack.conf, default 7) and until reboot.\n"

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* zonesort run: the periodic helper. Sorts every N seconds until SIGTERM or
- * until the process it watches (the step's slurmstepd) is gone. After each
+ * until the process it watches (the step's slurmstepd) is gone; with
+ * --watch S, also sorts again whenever memory churned in the first S
+ * seconds (the churn watch, below), with or without a period. After each
  * round it prints the running totals as one line, which the plugin reads
  * for its summary; when nobody reads, lines are dropped, never blocking.
- * With --sample PID it also measures, after each round, the cache-slot
- * conflicts of PID's descendants (the step's tasks when PID is their
- * slurmstepd) and prints them as a "conflicts ..." line (lib/slots.h). */
+ * With --sample PID it also measures, after each periodic round, the
+ * cache-slot conflicts of PID's descendants (the step's tasks when PID is
+ * their slurmstepd) and prints them as a "conflicts ..." line
+ * (lib/slots.h). */
 #include "config.h"
 #include "cli.h"
 #include "child.h"
@@ -233,6 +236,76 @@ static bool wait_quiet(double deadline, double max_wait, pid_t parent, int pidfd
 	}
 }
 
+/*
+ * The churn watch (--watch SECONDS). Pages freed after a sort go in front
+ * of the lists it ordered, as the allocator frees them (the per-CPU lists,
+ * then the heads of the free lists), and are handed out first: a job whose
+ * start-up (MPI, input, its own set-up) maps and unmaps memory before it
+ * allocates its arrays gets mostly the pages it just freed, in no order of
+ * ours, and after a churn of a few times the cache they share slots more
+ * often than unsorted memory would (bench/REPORT-churn-effect.md). For
+ * SECONDS after it starts, the helper looks at the node's page counters
+ * every CHURN_POLL seconds and keeps an estimate of the pages freed since
+ * the last sort that were not allocated again (frees add to it,
+ * allocations take from it first, as the allocator does); once that
+ * reaches 1/CHURN_SHARE of the caches' pages and CHURN_QUIET looks in a
+ * row found the node quiet (an allocation in flight would be split by the
+ * sort; one look alone let sorts through a start-up that paused for a
+ * moment), it sorts again. min_interval does not hold such sorts back (the
+ * step's own sort a moment before would make every one of them recent);
+ * instead CHURN_MIN_GAP seconds at least pass between two (short: a sort
+ * in a pause of the start-up must not keep the one after its end from
+ * coming in time), and a watch makes at most CHURN_MAX_SORTS. A job that
+ * allocates its arrays the instant its start-up ends leaves no quiet
+ * moment in between: it gets the pages it freed whatever the helper does.
+ */
+#define CHURN_POLL 0.1
+#define CHURN_QUIET 2
+#define CHURN_SHARE 16
+#define CHURN_MIN_GAP 0.25
+#define CHURN_MAX_SORTS 16
+
+struct churn_watch {
+	double until;				/* when the watch ends; 0: no watch */
+	unsigned long long share;		/* pages in front that make a sort due */
+	unsigned long long quiet;		/* pages one look may see moving and be quiet */
+	unsigned long long front;		/* freed since the last sort, not taken again */
+	unsigned long long allocated, freed;	/* the counters at the last look */
+	unsigned quiet_looks;			/* quiet looks in a row */
+	double last_sort;
+};
+
+/* Starts counting from now: after the step's sort, and after each sort. */
+static void churn_reset(struct churn_watch *c)
+{
+	if (vm_counters(&c->allocated, &c->freed))
+		c->allocated = c->freed = 0;
+	c->front = 0;
+	c->quiet_looks = 0;
+	c->last_sort = zs_now();
+}
+
+/* One look at the counters. *quiet: the node hardly allocated or freed
+ * since the last look. True when a sort is due for churn (sorts: the
+ * churn sorts so far). */
+static bool churn_look(struct churn_watch *c, unsigned sorts, bool *quiet)
+{
+	unsigned long long a, f, da, df;
+
+	*quiet = false;
+	if (vm_counters(&a, &f))
+		return false;
+	da = a - c->allocated;
+	df = f - c->freed;
+	c->allocated = a;
+	c->freed = f;
+	c->front = (c->front > da ? c->front - da : 0) + df;
+	*quiet = da + df <= c->quiet;
+	c->quiet_looks = *quiet ? c->quiet_looks + 1 : 0;
+	return c->quiet_looks >= CHURN_QUIET && c->front >= c->share && sorts < CHURN_MAX_SORTS &&
+	       zs_now() - c->last_sort >= CHURN_MIN_GAP;
+}
+
 /* Conflict sampling of a process tree: the cache geometry is found once. */
 struct sampler {
 	pid_t root;
@@ -296,7 +369,7 @@ out:
 
 /* The command line; the policy words are read after helper_limits. */
 struct run_args {
-	uint64_t every, parent, max_rounds, sample;
+	uint64_t every, parent, max_rounds, sample, watch;
 	char node[ZS_NODE_NAME_MAX + 1];	/* --node: "" = this node's name */
 	struct zs_policy policy;
 };
@@ -311,24 +384,35 @@ struct helper {
 	int pidfd;
 	sigset_t unblocked;		/* the mask ppoll waits with */
 	unsigned min_interval;
+	struct churn_watch churn;
 };
 
 static void usage(void)
 {
-	printf("usage: zonesort run --every SECONDS [--parent PID] [--count N] [--sample PID] [--node NAME] [key=value ...]\n"
+	printf("usage: zonesort run --every SECONDS|--watch SECONDS [--parent PID] [--count N] [--sample PID]\n"
+	       "                   [--node NAME] [key=value ...]\n"
 	       "Sorts the target nodes every SECONDS (1-86400), first after one period,\n"
 	       "until SIGTERM, until process PID exits, or after N rounds. A node sorted\n"
 	       "by anyone less than max(min_interval, SECONDS/2) ago is skipped. A due\n"
 	       "sort waits while the node allocates or frees memory fast (an\n"
 	       "allocation in flight, a job exiting) or PID's descendants grow\n"
 	       "resident, at most max(SECONDS, 10) seconds.\n"
+	       "With --watch SECONDS (1-86400; the kernel sorter only), for that long\n"
+	       "it also looks at the node's page counters ten times a second and sorts\n"
+	       "again once the pages freed since the last sort and not allocated again\n"
+	       "reach 1/16 of the caches' pages and two looks in a row found the node\n"
+	       "quiet (memory churn: those pages would be handed out first, in no\n"
+	       "order); such sorts are not held back by min_interval, come 0.25 s apart\n"
+	       "at least and 16 at most per watch. Without --every it only watches,\n"
+	       "then waits for the end.\n"
 	       "Prints the running totals after each round:\n"
 	       "  rounds=R sorted=S recent=R busy=B failed=F seconds=T compacted=C\n"
-	       "  fallback=L degraded=D\n"
+	       "  fallback=L degraded=D churn=K\n"
 	       "(compacted: sorts that compacted a full quarantine's node; fallback and\n"
 	       "degraded: rounds of a cache node without its kernel sorter, compacted in\n"
-	       "its place or left alone; see zonesort(8)). On such a node, unless\n"
-	       "compact_fallback=periodic, it says so once and exits 0.\n"
+	       "its place or left alone, see zonesort(8); churn: sorts the churn watch\n"
+	       "made). On such a node, unless compact_fallback=periodic, it says so once\n"
+	       "and exits 0.\n"
 	       "With --sample PID, also measures after each round the cache-slot\n"
 	       "conflicts of PID's descendant processes (this helper excluded), as\n"
 	       "'zonesort conflicts' does, and prints\n"
@@ -352,6 +436,7 @@ static int parse_run(int argc, char **argv, struct run_args *a)
 		{ "count", required_argument, NULL, 'c' },
 		{ "sample", required_argument, NULL, 's' },
 		{ "node", required_argument, NULL, 'N' },
+		{ "watch", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -359,7 +444,7 @@ static int parse_run(int argc, char **argv, struct run_args *a)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:p:c:s:N:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:p:c:s:N:w:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (zs_parse_u64("--every", optarg, 1, ZS_MAX_PERIOD, &a->every, err))
@@ -383,6 +468,10 @@ static int parse_run(int argc, char **argv, struct run_args *a)
 						       optarg, ZS_NODE_NAME_MAX);
 			strcpy(a->node, optarg);
 			break;
+		case 'w':
+			if (zs_parse_u64("--watch", optarg, 1, ZS_MAX_PERIOD, &a->watch, err))
+				return cli_usage_error("run", "%s", err);
+			break;
 		case 'h':
 			usage();
 			return ZS_EXIT_OK;
@@ -390,8 +479,9 @@ static int parse_run(int argc, char **argv, struct run_args *a)
 			return cli_usage_error("run", "see 'zonesort run --help'");
 		}
 	}
-	if (!a->every)
-		return cli_usage_error("run", "--every SECONDS is required (1-%u)", ZS_MAX_PERIOD);
+	if (!a->every && !a->watch)
+		return cli_usage_error("run", "--every SECONDS or --watch SECONDS is required (1-%u)",
+				       ZS_MAX_PERIOD);
 	return CLI_GO_ON;
 }
 
@@ -435,9 +525,10 @@ static void stop_on_signals(sigset_t *unblocked)
 		sigdelset(unblocked, stops[i]);
 }
 
-/* One sort of the target nodes; moves *next to a full period after the
- * sort's start when it sorted. */
-static void sort_round(struct helper *h, bool quiet, double *next)
+/* One sort of the target nodes, skipping those sorted by anyone less than
+ * min_interval seconds ago; moves *next to a full period after the sort's
+ * start when it sorted. */
+static void sort_round(struct helper *h, unsigned min_interval, bool quiet, double *next)
 {
 	struct round_ctx ctx = { .nerrors = 0 };
 	struct zs_tally tally_before = h->tally;
@@ -446,7 +537,7 @@ static void sort_round(struct helper *h, bool quiet, double *next)
 
 	zs_sorter_hold_compaction(h->s, !quiet);
 	before = zs_sorter_last_start(h->s);
-	zs_sorter_sort(h->s, h->min_interval, &h->tally, note_failure, &ctx);
+	zs_sorter_sort(h->s, min_interval, &h->tally, note_failure, &ctx);
 	if (zs_metrics_sorts(&h->a->policy.metrics, h->a->policy.node, zs_sorter_kind_name(zs_sorter_backend(h->s)),
 			     zs_sorter_degraded(h->s) != NULL, &tally_before, &h->tally, err) &&
 	    ctx.nerrors < 4)
@@ -483,6 +574,59 @@ static void sample_round(struct helper *h)
 	}
 }
 
+/* After a periodic round: the next one is due a period later (a round
+ * that overran the period starts the next one a full period later rather
+ * than at once). */
+static void schedule_next(double *next, double every)
+{
+	*next += every;
+	if (*next < zs_now())
+		*next = zs_now() + every;
+}
+
+/* True while the helper should go on: no stop request, the parent lives,
+ * and --count rounds are not done. */
+static bool going_on(const struct helper *h)
+{
+	return !stop_requested && parent_alive(h->parent, h->pidfd) &&
+	       !(h->a->max_rounds && h->tally.rounds >= h->a->max_rounds);
+}
+
+/* The churn watch: a look every CHURN_POLL seconds until it ends. A
+ * periodic sort that falls due meanwhile is made at the first quiet look,
+ * or once it has waited max_hold. */
+static void watch_loop(struct helper *h, double *next, double max_hold)
+{
+	const double every = (double)h->a->every;
+
+	while (going_on(h) && zs_now() < h->churn.until) {
+		bool quiet, churned;
+
+		wait_until(zs_now() + CHURN_POLL, h->parent, h->pidfd, &h->unblocked);
+		if (!going_on(h))
+			return;
+		churned = churn_look(&h->churn, h->tally.churn, &quiet);
+		if (every && zs_now() >= *next && (quiet || zs_now() >= *next + max_hold)) {
+			sort_round(h, h->min_interval, quiet, next);
+			if (!h->sm.off)
+				sample_round(h);
+			schedule_next(next, every);
+		} else if (churned) {
+			unsigned sorted = h->tally.sorted;
+			double ignored = *next;
+
+			sort_round(h, 0, true, every ? next : &ignored);
+			h->tally.churn += h->tally.sorted - sorted;
+			if (every && *next != ignored)
+				schedule_next(next, every);
+		} else {
+			continue;
+		}
+		emit_tally(&h->tally, false);
+		churn_reset(&h->churn);
+	}
+}
+
 /* Rounds until a stop request, the parent's exit or --count rounds. */
 static void helper_loop(struct helper *h)
 {
@@ -490,23 +634,53 @@ static void helper_loop(struct helper *h)
 	double next = zs_now() + every;
 	double max_hold = every > QUIET_MIN_WAIT ? every : QUIET_MIN_WAIT;
 
-	for (;;) {
+	if (h->churn.until)
+		watch_loop(h, &next, max_hold);
+	/* Watching only: nothing more to do until the step ends. */
+	while (!every && going_on(h))
+		wait_until(zs_now() + 3600, h->parent, h->pidfd, &h->unblocked);
+	while (every && going_on(h)) {
 		bool quiet = wait_quiet(next, max_hold, h->parent, h->pidfd, &h->unblocked);
 
 		if (stop_requested || !parent_alive(h->parent, h->pidfd))
 			break;
-		sort_round(h, quiet, &next);
+		sort_round(h, h->min_interval, quiet, &next);
 		if (!h->sm.off)
 			sample_round(h);
 		emit_tally(&h->tally, false);
-		if (h->a->max_rounds && h->tally.rounds >= h->a->max_rounds)
-			break;
-		/* A round that overran the period starts the next one a full
-		 * period later rather than at once. */
-		next += every;
-		if (next < zs_now())
-			next = zs_now() + every;
+		schedule_next(&next, every);
 	}
+}
+
+/* The churn watch's share of the target nodes' caches, and what a quiet
+ * look may see; 0, or -1 with err when it cannot watch. */
+static int churn_open(struct helper *h, char *err)
+{
+	struct zs_node_geom *geoms;
+	unsigned n;
+	unsigned long long pages = 0;
+	struct sysinfo si;
+
+	if (zs_sorter_backend(h->s) != ZS_SORTER_KERNEL)
+		return zs_fail(err, "the churn watch needs the kernel sorter (backend %s)",
+			       zs_sorter_kind_name(zs_sorter_backend(h->s)));
+	if (zs_node_geoms(&h->a->policy.memcache, false, 0, 0, &geoms, &n, err))
+		return -1;
+	for (unsigned i = 0; i < n; i++)
+		if (!geoms[i].error[0] && zs_sorter_is_target(h->s, geoms[i].node))
+			pages += geoms[i].g.cache_size / geoms[i].g.page_size;
+	free(geoms);
+	if (!pages)
+		return zs_fail(err, "the churn watch found no target node behind a memory-side cache");
+	if (sysinfo(&si))
+		return zs_fail(err, "sysinfo: %s", strerror(errno));
+	h->churn.share = pages / CHURN_SHARE;
+	/* QUIET_WINDOW's 1/512 of memory, scaled to one look. */
+	h->churn.quiet = (unsigned long long)((double)si.totalram * si.mem_unit / 512 /
+					      (double)sysconf(_SC_PAGESIZE) * CHURN_POLL / QUIET_WINDOW);
+	churn_reset(&h->churn);
+	h->churn.until = zs_now() + (double)h->a->watch;
+	return 0;
 }
 
 static int run_helper(const struct run_args *a)
@@ -548,6 +722,8 @@ static int run_helper(const struct run_args *a)
 		else
 			h.sm.off = false;
 	}
+	if (a->watch && churn_open(&h, err))
+		emit_error("", err, false);
 	/* min_interval is the least time between two sorts of a node by any
 	 * writer; another helper's or step's sort within half our period also
 	 * makes ours redundant. */

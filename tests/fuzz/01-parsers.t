@@ -28,7 +28,7 @@ else
 	exit 1
 fi
 names=(zonesort-values policy-words sizes bandwidths node-lists report-lines memcache-copy)
-seeds=("on" "min_period=10" "1.5GiB" "300GB/s" "0-3,6" "rounds=1 sorted=1 recent=0 busy=0 failed=0 seconds=0.1 compacted=0"
+seeds=("on" "min_period=10" "1.5GiB" "300GB/s" "0-3,6" "rounds=1 sorted=1 recent=0 busy=0 failed=0 seconds=0.1 compacted=0 fallback=0 degraded=0 churn=0"
 	"boot b v2
 0 17179869184 64 1 1 0 0
 ")

@@ -93,6 +93,27 @@ nd_job_checks() {
 	ND_JOB_FRACTION=$(_f reader)
 }
 
+# nd_churn_checks LOG: a job that freed a cache's worth of memory 1 s
+# before its half-cache buffer (--zonesort=on, the package's
+# churn_watch): the churn watch sorted between the two, and the buffer
+# collides no more than the goal after such a churn (5%). The fraction is
+# the job's own pagemap reading; the sorts in each phase are the module's
+# counter read by the job.
+nd_churn_checks() {
+	local log=$1 m f
+	m=$(tr -d '\r' < "$1" | grep "^ZSTEST churn_on=" | tail -1)
+	_c() { tr ' ' '\n' <<< "$m" | sed -n "s/^$1=//p"; }
+	is "$(_c churn_on)" 0 "the churning job ran (exit 0)"
+	diag "churning job: buffer $(_c buffer_fraction) colliding ($(_c buffer_conflicting) of $(_c buffer_pages) pages," \
+		"$(_c recycled) of them pages its churn had freed); sorts during the churn $(_c sorts_churn), between churn and" \
+		"buffer $(_c sorts_gap), during the buffer $(_c sorts_buffer); random placement $(_c random)"
+	num_ok "the churn watch sorted between the churn and the buffer ($(_c sorts_gap) sorts)" "$(_c sorts_gap) + 0 >= 1"
+	f=$(_c buffer_fraction)
+	num_ok "after a churn of the cache's size, the buffer collides <= 5% ($f)" "\"$f\" != \"\" && $f <= 0.05"
+	like "$(km_lines "$log" summary_churn)" "step 0 on zsnode1: zonesort=on, [1-9][0-9]* sorts? \([1-9][0-9]* after memory churn\)" \
+		"the step's summary counts the sorts after memory churn"
+}
+
 nd_main_test() {
 	local series=$1 kver log v t0 period=2 off on per off2 s root
 	need qemu-system-x86_64 busybox cpio gcc make depmod modprobe xz jq
@@ -106,13 +127,15 @@ nd_main_test() {
 	diag "kernel $kver${root:+ and the Slurm of $root}"
 	ok "module, installed project and initramfs staged for $kver${root:+ (built inside $root)}" \
 		nd_prepare "$kver" "$root" || return
-	local nodejob
+	local nodejob churnjob
 	nodejob=$(nd_nodejob)
 	ok "the job program builds" test -x "$nodejob" || return
+	churnjob=$(nd_churnjob)
+	ok "the churning job program builds" test -x "$churnjob" || return
 	log=$ND_WORK/node-$kver.log
 	t0=$SECONDS
 	nd_boot "$kver" "$log" 256M 2G 2 "${ZS_NODE_LIMIT_S:-600}" "$ZS_SRCDIR/tests/node/guest-node.sh" \
-		ZS_NODEJOB="$nodejob" ZS_AGE_CYCLES="${ZS_NODE_AGE_CYCLES:-3}" ZS_AGE_MIB=1024 \
+		ZS_NODEJOB="$nodejob" ZS_CHURNJOB="$churnjob" ZS_AGE_CYCLES="${ZS_NODE_AGE_CYCLES:-3}" ZS_AGE_MIB=1024 \
 		ZS_AGE_KEEP=2 ZS_AGE_WINDOW=10 ZS_PERIOD=$period ZS_PCP_FRACTION=1000000 \
 		"ZS_PLUGSTACK=sorter=auto modprobe=zonesort sample_conflicts=yes min_period=1"
 	ok "guest ran the scenario to its end marker ($((SECONDS - t0)) s with the wait for the QEMU lock, $(km_get "$log" uptime) s in the guest; log $log)" \
@@ -172,7 +195,7 @@ nd_main_test() {
 			"${scanned:-0} > 0"
 	fi
 	s=$(km_lines "$log" summary_period)
-	like "$s" "step 0 on zsnode1: zonesort=every $period s, [1-9][0-9]* sorts?, .* backend kernel, conflicts [0-9.]+% \(random [0-9.]+%\)" \
+	like "$s" "step 0 on zsnode1: zonesort=every $period s, [1-9][0-9]* sorts?( \([0-9]+ after memory churn\))?, .* backend kernel, conflicts [0-9.]+% \(random [0-9.]+%\)" \
 		"the periodic job's summary line has its sorts and the sampled conflicts"
 	like "$(km_lines "$log" summary_off)" "step 0 on zsnode1: zonesort=off, no sort" "the off job was not sorted"
 
@@ -190,6 +213,8 @@ nd_main_test() {
 	nd_probe_detection "$log"
 	num_ok "--zonesort=$period beats off by at least 5 points ($per vs $off)" "$per + 0.05 <= $off"
 	diag "goal (reported, not asserted): on <= 2% while off >= 20%: on $on, off $off / $off2, random 39.3%"
+
+	nd_churn_checks "$log"
 
 	is "$(km_dmesg_bad "$log")" "" "no WARNING, BUG, oops, list corruption, lockup or stall in dmesg"
 	v=$(km_get "$log" tainted)

@@ -71,6 +71,8 @@ like "$text" "step 0 +on $ZS_NODE: zonesort=every 1 s, [0-9]+ sorts?, [0-9]+ ski
 	"the step's sorts and backend"
 like "$text" "cache-slot conflicts: [0-9.]+% of the step's [0-9]+ pages shared a slot; random placement: [0-9.]+%" \
 	"the sampled conflicts next to random placement"
+like "$text" "not watched for memory churn: what the step frees after its sort \(its start-up\) is handed out before the sorted pages" \
+	"the step was not watched for memory churn (churn_watch=0 here): said, with what it means"
 
 json=$(report nobody --job "$JOB" --json)
 is "$(jq -r type <<< "$json")" object "--json is one JSON object"
@@ -84,7 +86,7 @@ is "$(jq -r '.records[1].conflicts | "\(.fraction * 1000 | round / 10) \(.random
 num_ok "random placement of 32 MiB over 64 MiB direct-mapped: 39-64% ($(jq .records[1].conflicts.random_fraction <<< "$json"))" \
 	"$(jq .records[1].conflicts.random_fraction <<< "$json") >= 0.39 && $(jq .records[1].conflicts.random_fraction <<< "$json") <= 0.64"
 is "$(jq -c '[.records[] | keys] | add | unique' <<< "$json")" \
-	'["backend","conflicts","mode","node","sampling","sorts","time","unavailable","where"]' \
+	'["backend","churn_watch","conflicts","mode","node","sampling","sorts","time","unavailable","where"]' \
 	"the records hold only these fields"
 unlike "$(cat "$rec")" "pfn|frame|0x[0-9a-f]{6}" "no frame numbers in the stored record"
 

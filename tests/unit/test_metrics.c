@@ -354,8 +354,8 @@ static void foreign_dirs(void)
 
 static void records(void)
 {
-	struct zs_report_step r = { .time = 1700000000.5, .job = 42, .tally = { 3, 2, 1, 0, 0, 0.25 },
-				    .sampling = true, .sample = { 0.03, 0.39, 1234, 2 } }, back;
+	struct zs_report_step r = { .time = 1700000000.5, .job = 42, .tally = { .rounds = 3, .sorted = 2, .recent = 1, .seconds = 0.25, .churn = 1 },
+				    .sampling = true, .sample = { 0.03, 0.39, 1234, 2 }, .churn_watch = 60 }, back;
 	char *line;
 
 	snprintf(r.where, sizeof(r.where), "step 0");
@@ -370,6 +370,7 @@ static void records(void)
 	is_str(back.note, "100% odd\nnote=x", "so do newlines, %% and =");
 	ok(back.job == 42 && back.tally.sorted == 2 && back.tally.recent == 1 && back.sample.pages == 1234 &&
 	   back.sample.fraction == 0.03 && back.sampling, "numbers survive");
+	ok(back.tally.churn == 1 && back.churn_watch == 60, "sorts after memory churn and the watch survive");
 	ok(zs_report_parse("garbage\n", &back) == -1, "a line without job and where is refused");
 	free(line);
 

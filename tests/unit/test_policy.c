@@ -74,7 +74,7 @@ static void site_policy(void)
 	char *unknown[] = { "colour=blue" };
 
 	parse(&p, err, 1, unknown);
-	err_has(err, "report_days, quarantine, quarantine_max_permille, compact_full, compact_interval, compact_fallback, nocache",
+	err_has(err, "report_days, quarantine, quarantine_max_permille, compact_full, compact_interval, compact_fallback, nocache, pcp_high_fraction",
 		"the known keys end with the newest");
 
 	/* modprobe= names one of the modules that give the interface. */
@@ -176,6 +176,54 @@ static void site_policy(void)
 	char *nckernel[] = { "sorter=kernel", "nocache=compact" };
 
 	ok(!parse(&p, err, 2, nckernel), "nocache=compact with sorter=kernel taken (kernel where a cache is)");
+
+	/* pcp_high_fraction: the per-CPU lists' size, written before a
+	 * kernel sort; auto: the smallest where the kernel's own sizing is
+	 * in force; keep (the default: it is a machine-wide setting) leaves
+	 * them alone. */
+	zs_policy_defaults(&p);
+	ok(p.sorter.pcp_high_fraction == ZS_PCP_KEEP, "pcp_high_fraction: keep by default (the package's line says auto)");
+	char *pcp[] = { "pcp_high_fraction=1000000", "pcp_high_fraction=0", "pcp_high_fraction=8",
+			"pcp_high_fraction=keep", "pcp_high_fraction=auto" };
+
+	ok(!parse(&p, err, 1, pcp) && p.sorter.pcp_high_fraction == 1000000, "pcp_high_fraction=1000000 taken");
+	ok(!parse(&p, err, 1, pcp + 1) && p.sorter.pcp_high_fraction == 0, "pcp_high_fraction=0 taken (the kernel's sizing)");
+	ok(!parse(&p, err, 1, pcp + 2) && p.sorter.pcp_high_fraction == 8, "pcp_high_fraction=8 taken (the kernel's least)");
+	ok(!parse(&p, err, 2, pcp + 2) && p.sorter.pcp_high_fraction == ZS_PCP_KEEP, "pcp_high_fraction=keep after 8: keep");
+	ok(!parse(&p, err, 2, pcp + 3) && p.sorter.pcp_high_fraction == ZS_PCP_AUTO, "pcp_high_fraction=auto after keep: auto");
+	static const char *pcpbad[] = { "pcp_high_fraction=7", "pcp_high_fraction=1", "pcp_high_fraction=-1",
+					"pcp_high_fraction=2147483648", "pcp_high_fraction=small",
+					"pcp_high_fraction=" };
+
+	for (unsigned i = 0; i < sizeof(pcpbad) / sizeof(pcpbad[0]); i++) {
+		char *w[] = { (char *)pcpbad[i] };
+
+		p.sorter.pcp_high_fraction = 77;
+		ok(zs_policy_parse(&p, 1, w, err) && p.sorter.pcp_high_fraction == 77, "'%s' refused, value kept",
+		   pcpbad[i]);
+		err_has(err, "expected auto, keep, 0 (the kernel's own sizing) or a fraction from 8 to 2147483647",
+			"... saying what is accepted ('%s')", pcpbad[i]);
+	}
+
+	/* churn_watch: how long after a step starts memory churn is sorted
+	 * away again; 0 turns it off. */
+	zs_policy_defaults(&p);
+	ok(p.churn_watch == 60, "churn_watch 60 s by default (%u)", p.churn_watch);
+	char *cw[] = { "churn_watch=0", "churn_watch=86400" };
+
+	ok(!parse(&p, err, 1, cw) && p.churn_watch == 0, "churn_watch=0 taken (off)");
+	ok(!parse(&p, err, 1, cw + 1) && p.churn_watch == 86400, "churn_watch=86400 taken");
+	static const char *cwbad[] = { "churn_watch=86401", "churn_watch=-1", "churn_watch=1m",
+				       "churn_watch=", "churn_watch=yes" };
+
+	for (unsigned i = 0; i < sizeof(cwbad) / sizeof(cwbad[0]); i++) {
+		char *w[] = { (char *)cwbad[i] };
+
+		p.churn_watch = 77;
+		ok(zs_policy_parse(&p, 1, w, err) && p.churn_watch == 77, "'%s' refused, value kept",
+		   cwbad[i]);
+		err_has(err, "churn_watch", "... naming the key ('%s')", cwbad[i]);
+	}
 
 	/* min_interval: the least time between two sorts of a node; it
 	 * follows min_period unless given, in any order. */

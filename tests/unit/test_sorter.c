@@ -403,29 +403,31 @@ static void state_directory(void)
 
 static void tally_lines(void)
 {
-	struct zs_tally t = { 3, 2, 1, 0, 0, 0.25, 1, 4, 5 }, u;
-	char buf[200];
+	struct zs_tally t = { 3, 2, 1, 0, 0, 0.25, 1, 4, 5, 1 }, u;
+	char buf[240];
 
 	zs_tally_format(&t, buf, sizeof(buf));
-	is_str(buf, "rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.250000 compacted=1 fallback=4 degraded=5",
+	is_str(buf, "rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.250000 compacted=1 fallback=4 degraded=5 churn=1",
 	       "format");
 	ok(!zs_tally_parse(buf, &u) && u.rounds == 3 && u.sorted == 2 && u.recent == 1 && u.seconds == 0.25 &&
-	   u.compacted == 1 && u.fallback == 4 && u.degraded == 5, "parse round-trips");
+	   u.compacted == 1 && u.fallback == 4 && u.degraded == 5 && u.churn == 1, "parse round-trips");
 	ok(zs_tally_parse("error: x", &u), "other lines are not tallies");
-	ok(zs_tally_parse("rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.25 compacted=0 fallback=0 degraded=0 extra", &u),
+	ok(zs_tally_parse("rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.25 compacted=0 fallback=0 degraded=0 churn=0 extra", &u),
 	   "trailing text refused");
 	zs_tally_describe(&t, buf, sizeof(buf));
 	err_has(buf, ", 4 compacted in place of a sort, 5 left unsorted, 1 skipped",
 		"describe names a degraded node's rounds");
 	t.fallback = t.degraded = 0;
 	zs_tally_describe(&t, buf, sizeof(buf));
-	err_has(buf, "2 sorts (1 compacted a full quarantine's node), 1 skipped", "describe names compactions");
-	t.compacted = 0;
+	err_has(buf, "2 sorts (1 after memory churn) (1 compacted a full quarantine's node), 1 skipped",
+		"describe names sorts after churn and compactions");
+	t.compacted = t.churn = 0;
 	zs_tally_describe(&t, buf, sizeof(buf));
 	err_has(buf, "2 sorts, 1 skipped", "... and is silent without any");
-	t.compacted = 1;
+	t.compacted = t.churn = 1;
 	zs_tally_add(&u, &t);
-	ok(u.rounds == 6 && u.sorted == 4 && u.recent == 2 && u.seconds == 0.5 && u.compacted == 2, "add");
+	ok(u.rounds == 6 && u.sorted == 4 && u.recent == 2 && u.seconds == 0.5 && u.compacted == 2 &&
+	   u.churn == 2, "add");
 }
 
 /* Reads a file of the fake tree into buf ("" when missing). */
