@@ -208,6 +208,11 @@ static const struct file_operations zs_dump_fops = {
 
 static struct dentry *zs_dump_dir;
 
+struct dentry *zs_debugfs_dir(void)
+{
+	return zs_dump_dir;
+}
+
 void zs_dump_init(void)
 {
 	zs_dump_dir = debugfs_create_dir("zonesort", NULL);

@@ -51,6 +51,8 @@ static bool zsh_isolate(struct page *page, isolate_mode_t mode)
 	unsigned int order;
 	bool free_block;
 
+	if (zs_test_at(ZS_TP_CALLBACK, page_to_pfn(page)) == ZS_TA_SHRINK)
+		zsq_test_shrink(page_to_nid(page));
 	if (!(mode & ISOLATE_UNEVICTABLE) && zs_pageblock_mt(page_to_pfn(page)) != MIGRATE_ISOLATE)
 		return false;
 	b = (struct zsq_block *)page_private(page);
@@ -149,6 +151,8 @@ static int zsh_migrate(struct balloon_dev_info *bi, struct page *newpage, struct
 	struct zsq_block *b = container_of(bi, struct zsq_block, balloon);
 	bool free_block;
 
+	if (zs_test_at(ZS_TP_CALLBACK, page_to_pfn(page)) == ZS_TA_SHRINK)
+		zsq_test_shrink(page_to_nid(page));
 	if (zs_pageblock_mt(page_to_pfn(page)) != MIGRATE_ISOLATE)
 		return -EBUSY;
 	if (zsq_block_isolated(b, &free_block)) {

@@ -55,7 +55,26 @@ static inline void zs_dump_exit(void)
 }
 #endif
 
+/* Where a test build can stage a race once (zonesort_testhooks.c). */
+enum zs_test_point {
+	ZS_TP_PICKING,	/* a sort pulled a list's held blocks (pfn: each) */
+	ZS_TP_CLAIMED,	/* an isolation callback claimed a block to give back */
+	ZS_TP_TAKEN,	/* a block just taken is held, before its isolation check */
+	ZS_TP_CALLBACK,	/* an isolation or migration callback begins */
+	ZS_TP_NR,
+};
+
+enum zs_test_action { ZS_TA_NONE, ZS_TA_PAUSE, ZS_TA_SHRINK };
+
 #ifdef ZS_TEST_HOOKS
+/* The action armed for point (and the block at pfn), disarmed now; it
+ * has already slept for ZS_TA_PAUSE. May sleep. */
+enum zs_test_action zs_test_at(enum zs_test_point point, unsigned long pfn);
+/* The blocks staged for the next sort to hold (test_take), at most max
+ * first pfns into pfns; the list is emptied. */
+size_t zs_test_takes(unsigned long *pfns, size_t max);
+/* The module's debugfs directory, or NULL (test builds). */
+struct dentry *zs_debugfs_dir(void);
 /* Called with zone->lock held where a walk of free_list[mt] of this order
  * resumes from page (NULL when it has no page any more). */
 void zs_test_resume(struct zone *zone, struct page *page, unsigned int order, int mt);
@@ -82,6 +101,16 @@ static inline unsigned int zs_test_batch(unsigned int batch)
 
 static inline void zs_test_give_back_pause(void)
 {
+}
+
+static inline enum zs_test_action zs_test_at(enum zs_test_point point, unsigned long pfn)
+{
+	return ZS_TA_NONE;
+}
+
+static inline size_t zs_test_takes(unsigned long *pfns, size_t max)
+{
+	return 0;
 }
 #endif
 

@@ -1169,6 +1169,9 @@ static int __init zs_init(void)
 	if (err)
 		goto nodes;
 	zs_dump_init();
+#if defined(ZS_TEST_HOOKS) && defined(ZS_HAVE_QUARANTINE)
+	zsq_debugfs_init();
+#endif
 	WRITE_ONCE(zs_ready, true);
 	pr_info("version %s (interface %d) loaded: cache_size=%lu ways=%u (0: from the firmware), %u list entries per lock hold, tables for %llu slots and %zu blocks\n",
 		ZS_VERSION, ZS_ABI_VERSION, zs_cache_size, zs_ways, ZS_BATCH, zs_scratch.nslots,

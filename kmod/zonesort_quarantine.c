@@ -51,10 +51,12 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/bsearch.h>
+#include <linux/debugfs.h>
 #include <linux/gfp.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
+#include <linux/seq_file.h>
 #include <linux/list.h>
 #include <linux/memory.h>
 #include <linux/mm.h>
@@ -327,6 +329,7 @@ static unsigned long zsq_release_all(void)
 bool zsq_block_isolated(struct zsq_block *b, bool *free_block)
 {
 	struct zsq_node *qn = zsq_node_of(b);
+	unsigned long pfn;
 	bool give = true;
 
 	*free_block = false;
@@ -347,7 +350,10 @@ bool zsq_block_isolated(struct zsq_block *b, bool *free_block)
 	default:	/* GONE, RELEASING: another path gives it back */
 		give = false;
 	}
+	pfn = b->pfn;
 	spin_unlock(&qn->lock);
+	if (give)
+		zs_test_at(ZS_TP_CLAIMED, pfn);
 	if (give) {
 		zsq_account(pfn_to_nid(b->pfn), -(1L << b->order));
 		atomic64_add(1UL << b->order, &zsq_stats.isolated);
@@ -454,6 +460,7 @@ static bool zsq_hold_taken(struct zsq_sort *qs, struct zsq_node *qn, struct zsq_
 		return false;
 	}
 	zsq_account(qs->nid, 1L << b->order);
+	zs_test_at(ZS_TP_TAKEN, b->pfn);
 	spin_lock(&qn->lock);
 	back = b->release_wanted || zs_pageblock_mt(b->pfn) == MIGRATE_ISOLATE;
 	if (back) {
@@ -749,7 +756,7 @@ size_t zsq_filter(struct zsq_sort *qs, const struct zsq_list *l)
 	struct zsq_node *qn = &zsq_nodes[qs->nid];
 	ktime_t t0 = ktime_get();
 	struct zsq_held_split split = { 0, 0 };
-	size_t nheld = 0, kept;
+	size_t nheld = 0, kept, i;
 
 	if (l->mt != MIGRATE_MOVABLE)
 		return l->n;
@@ -764,6 +771,9 @@ size_t zsq_filter(struct zsq_sort *qs, const struct zsq_list *l)
 	}
 	if (!qs->settling)
 		nheld = zsq_pull(qn, zone_idx(l->zone), l->order, l->blocks + l->n, l->cap - l->n);
+	for (i = 0; i < nheld; i++)
+		if (zs_test_at(ZS_TP_PICKING, l->blocks[l->n + i]) != ZS_TA_NONE)
+			break;
 	if (qs->on) {
 		kept = zsq_pick_list(&qs->pick, l->load, qs->huge ? l->tload : NULL, l->blocks,
 				     l->n + nheld, nheld, l->order, l->tmp, &split);
@@ -818,9 +828,90 @@ bool zsq_settle(struct zsq_sort *qs)
 	return true;
 }
 
+#ifdef ZS_TEST_HOOKS
+/* Holds the free blocks a test staged (test_take) on this sort's node,
+ * each at the order it is free at, as if the pick had chosen it. */
+static void zsq_take_staged(struct zsq_sort *qs)
+{
+	unsigned long pfns[16];
+	size_t n = zs_test_takes(pfns, ARRAY_SIZE(pfns)), i;
+
+	for (i = 0; i < n; i++) {
+		struct page *page = pfn_to_online_page(pfns[i]);
+		struct zone *zone;
+		unsigned long flags;
+		unsigned int order, found = ZS_NR_ORDERS;
+		u64 pfn = pfns[i];
+
+		if (!page || page_to_nid(page) != qs->nid)
+			continue;
+		zone = page_zone(page);
+		spin_lock_irqsave(&zone->lock, flags);
+		for (order = 0; order < ZS_NR_ORDERS; order++)
+			if (zs_block(zone, pfns[i], order, MIGRATE_MOVABLE))
+				found = order;
+		spin_unlock_irqrestore(&zone->lock, flags);
+		if (found == ZS_NR_ORDERS) {
+			pr_info("test_take: no free movable block starts at pfn %#lx (the sort may hold it)\n",
+				pfns[i]);
+			continue;
+		}
+		qs->zone = zone;
+		qs->zi = zone_idx(zone);
+		if (zsq_take_batch(qs, zone, found, &pfn, 1))
+			pr_info("test_take: block at pfn %#lx of order %u not taken\n", pfns[i], found);
+		else
+			pr_info("test_take: took block at pfn %#lx of order %u\n", pfns[i], found);
+	}
+	zs_strays_put(&qs->strays);
+}
+
+/* The shrinker's scan over everything the node holds, from the thread at
+ * a test point (test_at point:shrink). */
+void zsq_test_shrink(int nid)
+{
+	unsigned long pages = zsq_release(nid, ULONG_MAX, 0, ULONG_MAX);
+
+	atomic64_add(pages, &zsq_stats.shrunk);
+}
+
+/* debugfs zonesort/held: one line per held block of every node. */
+static int zsq_held_show(struct seq_file *m, void *v)
+{
+	int nid, zi, order;
+
+	for_each_node(nid) {
+		struct zsq_node *qn = &zsq_nodes[nid];
+		struct zsq_block *b;
+
+		spin_lock(&qn->lock);
+		for (zi = 0; zi < MAX_NR_ZONES; zi++)
+			for (order = 0; order < ZS_NR_ORDERS; order++)
+				list_for_each_entry(b, &qn->held[zi][order], link)
+					seq_printf(m, "node=%d zone=%d order=%u pfn=%#lx\n", nid, zi,
+						   b->order, b->pfn);
+		spin_unlock(&qn->lock);
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(zsq_held);
+
+void zsq_debugfs_init(void)
+{
+	if (zs_debugfs_dir())
+		debugfs_create_file("held", 0400, zs_debugfs_dir(), NULL, &zsq_held_fops);
+}
+#else
+static void zsq_take_staged(struct zsq_sort *qs)
+{
+}
+#endif
+
 void zsq_sort_done(struct zsq_sort *qs)
 {
 	zsq_sort_end(qs);
+	if (qs->on)
+		zsq_take_staged(qs);
 	qs->f.nid = qs->nid;
 	zsq_last = qs->f;	/* figures only: a reader may see two sorts' mixed */
 }

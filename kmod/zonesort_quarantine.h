@@ -103,6 +103,17 @@ bool zsq_block_isolated(struct zsq_block *b, bool *free_block);
 /* Frees b once the kernel no longer uses it (zsh_idle). */
 void zsq_block_free(struct zsq_block *b);
 
+#ifdef ZS_TEST_HOOKS
+/* Test builds: the shrinker's scan of node nid from a test point, and
+ * debugfs zonesort/held (after zs_dump_init). */
+void zsq_test_shrink(int nid);
+void zsq_debugfs_init(void);
+#else
+static inline void zsq_test_shrink(int nid)
+{
+}
+#endif
+
 /* The quarantine's files in each node's sysfs directory. */
 extern const struct attribute_group zsq_node_group;
 

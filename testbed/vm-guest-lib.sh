@@ -113,6 +113,28 @@ measure() {
 	rm -rf /tmp/d/$_m
 }
 
+# now_cs: centiseconds since boot (the guest's own clock).
+now_cs() { awk '{ printf "%d", $1 * 100 }' /proc/uptime; }
+
+# mi KEY [FILE]: a meminfo value in kB (per-node files have "Node 0 KEY:").
+mi() { awk -v k="$1:" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' "${2:-/proc/meminfo}"; }
+
+# dmesg_mark, then dmesg_since TAG: the kernel log lines since the mark,
+# between markers.
+dmesg_mark() { dmesg | wc -l > /tmp/dmesg.mark; }
+dmesg_since() {
+	echo "ZSTEST_BEGIN $1"
+	dmesg | tail -n +$(($(cat /tmp/dmesg.mark) + 1))
+	echo "ZSTEST_DONE $1"
+}
+
+# online_blocks NAME ZONE FILE: the memory blocks listed in FILE online
+# in ZONE (online_kernel or online_movable), as a step.
+MEM=/sys/devices/system/memory
+online_blocks() {
+	step $1 120 sh -c "for b in \$(cat $3); do echo $2 > $MEM/memory\$b/state || exit 1; done"
+}
+
 # movers off|on: kernel threads that move free blocks on their own
 # (kcompactd's proactive compaction, kswapd's compaction after a watermark
 # boost, and from 6.7 on the vmstat worker's per-CPU list decay) can change

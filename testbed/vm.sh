@@ -87,16 +87,57 @@ km_make() {
 	local root=$1 kver=$2 dir=$3
 	shift 3
 	if [ -z "$root" ]; then
-		make -C "/lib/modules/$kver/build" M="$dir" "$@"
+		make -C "${KM_KDIR:-/lib/modules/$kver/build}" M="$dir" "$@"
 	else
+		# KM_KDIR, a tree outside ROOT, is seen at /tmp/zs-kdir inside.
 		unshare --mount --propagation private sh -c '
-			root=$1 dir=$2 kver=$3
-			shift 3
+			root=$1 dir=$2 kver=$3 kdir=$4
+			shift 4
+			k=/lib/modules/$kver/build
+			if [ -n "$kdir" ]; then
+				mkdir -p "$root/tmp/zs-kdir" && mount --bind "$kdir" "$root/tmp/zs-kdir" || exit 1
+				k=/tmp/zs-kdir
+			fi
 			mount --bind /proc "$root/proc" && mount --bind /dev "$root/dev" &&
 				mount --bind "$dir" "$root/mnt" &&
-				exec chroot "$root" make -C "/lib/modules/$kver/build" M=/mnt "$@"' \
-			km_make "$root" "$dir" "$kver" "$@"
+				exec chroot "$root" make -C "$k" M=/mnt "$@"' \
+			km_make "$root" "$dir" "$kver" "${KM_KDIR:-}" "$@"
 	fi
+}
+
+# km_other_release ROOT KVER RELEASE: a copy of the build tree of KVER
+# (in ROOT, "" for the host) that names itself RELEASE
+# (include/generated/utsrelease.h), the same kernel otherwise: a module
+# built against it is what a packaging tool links into a kernel it was
+# not built for when the symbol checksums match (RHEL's weak-modules).
+# Prints its path, for KM_KDIR.
+km_other_release() {
+	local root=$1 src dir=$KM_WORK/kdir-$3 l t
+	src=$(readlink -f "$root/lib/modules/$2/build")
+	# an absolute link inside ROOT resolves against the host: re-root it
+	[ -z "$root" ] || [ -d "$src" ] || src=$root$(readlink "$root/lib/modules/$2/build")
+	[ -d "$src" ] || return 1
+	if [ ! -f "$dir/.done" ]; then
+		rm -rf "$dir"
+		mkdir -p "$KM_WORK"
+		cp -a "$src" "$dir" || return 1
+		# Relative links (Debian's scripts/) point into the original's
+		# neighbours: the same targets, absolute (inside ROOT).
+		for l in "$dir"/*; do
+			[ -L "$l" ] || continue
+			t=$(readlink -f "$src/$(basename "$l")")
+			ln -sfn "${t#"$root"}" "$l"
+		done
+		# Debian's 7.x tree names itself as the output directory: the
+		# copy, as km_make shows it.
+		t=$dir
+		[ -z "$root" ] || t=/tmp/zs-kdir
+		sed -i "s|^KBUILD_OUTPUT=.*|KBUILD_OUTPUT=$t|" "$dir/Makefile"
+		printf '#define UTS_RELEASE "%s"\n' "$3" > "$dir/include/generated/utsrelease.h"
+		[ ! -f "$dir/include/config/kernel.release" ] || echo "$3" > "$dir/include/config/kernel.release"
+		touch "$dir/.done"
+	fi
+	printf '%s' "$dir"
 }
 
 # km_build ROOT KVER [NAME [MAKE ARGS...]]: builds kmod/ with W=1 in
@@ -107,7 +148,7 @@ km_build() {
 	local root=$1 kver=$2 dir=$KM_WORK/${3:-build-$2} stamp
 	shift 3 2> /dev/null || shift $#
 	stamp=$(cat "$ZS_SRCDIR"/kmod/Kbuild "$ZS_SRCDIR"/kmod/*.c "$ZS_SRCDIR"/kmod/*.h |
-		sha256sum | cut -c1-16)-$(printf '%s ' "$root" "$@" | sha256sum | cut -c1-16)
+		sha256sum | cut -c1-16)-$(printf '%s ' "$root" "${KM_KDIR:-}" "$@" | sha256sum | cut -c1-16)
 	if [ -f "$dir/zonesort.ko" ] && [ "$(cat "$dir/.stamp" 2> /dev/null)" = "$stamp" ]; then
 		printf '%s' "$dir/zonesort.ko"
 		return 0
@@ -196,7 +237,8 @@ km_kernel_mods() {
 # vm-guest-lib.sh to /guest-lib.sh, the guest script to /test.sh, which /init
 # runs and whose exit status it prints in the final marker. Also:
 # KM_GUEST_BINS, more guest programs as NAME[:GCC_FLAGS] (km_guestbin), to
-# /bin; KM_KERNEL_MODS, kernel modules for km_kernel_mods (KM_ROOT's).
+# /bin; KM_KERNEL_MODS, kernel modules for km_kernel_mods (KM_ROOT's);
+# KM_GUEST_FILES, more files as HOSTPATH:GUESTPATH.
 km_initramfs() {
 	local out=$1 kver=$2 ko=$3 script=$4 extra=${5:-} root zstest zsbound
 	root=$(mktemp -d "$KM_WORK/root.XXXXXX") || return 1
@@ -215,6 +257,9 @@ km_initramfs() {
 	for spec in ${KM_GUEST_BINS:-}; do
 		bin=$(km_guestbin "${spec%%:*}" "$(printf '%s' "$spec" | sed -n 's/^[^:]*://p')") || return 1
 		cp "$bin" "$root/bin/" || return 1
+	done
+	for spec in ${KM_GUEST_FILES:-}; do
+		cp "${spec%%:*}" "$root/${spec#*:}" || return 1
 	done
 	[ -z "${KM_KERNEL_MODS:-}" ] || km_kernel_mods "${KM_ROOT:-}" "$kver" "$root" $KM_KERNEL_MODS || return 1
 	km_copy_bin "$root" "$ZS_ZONESORT" /usr/sbin/zonesort || return 1
@@ -319,6 +364,9 @@ km_boot() {
 	done
 	grep -q '^ZSTEST_END' <(tr -d '\r' < "$log")
 }
+
+# km_ere TEXT: TEXT as an extended regular expression matching itself.
+km_ere() { printf '%s' "$1" | sed 's/[][\\.^$*+?(){}|/]/\\&/g'; }
 
 # km_field LINE NAME: the value of NAME=value in a line of such words
 # (the policy simulator's output).
@@ -449,3 +497,28 @@ km_unplug_when() {
 	done
 	echo "host_unplug_s=$(awk -v t0="$t0" -v now="$(date +%s.%N)" 'BEGIN { printf "%.2f", now - t0 }') host_size=${size:-unknown}" > "$out"
 }
+
+# km_host_requests LOG SOCKET OUT: in the background while a guest runs:
+# each line "ZSTEST_HOST resize DEVICE BYTES" the guest prints is
+# answered once by setting that virtio-mem device's requested size over
+# QMP. Ends with the guest's end marker; OUT logs each request and QMP's
+# replies.
+km_host_requests() {
+	local log=$1 sock=$2 out=$3 done=0 n line dev size
+	: > "$out"
+	while :; do
+		n=$({ tr -d '\r' < "$log"; } 2> /dev/null | grep -c '^ZSTEST_HOST ')
+		while [ "$done" -lt "$n" ]; do
+			done=$((done + 1))
+			line=$({ tr -d '\r' < "$log"; } 2> /dev/null | grep '^ZSTEST_HOST ' | sed -n "${done}p")
+			set -- $line
+			[ "$2" = resize ] || continue
+			dev=$3 size=$4
+			echo "request $done: $dev requested-size $size" >> "$out"
+			km_qmp "$sock" "{\"execute\":\"qom-set\",\"arguments\":{\"path\":\"$dev\",\"property\":\"requested-size\",\"value\":$size}}" >> "$out" 2>&1
+		done
+		{ tr -d '\r' < "$log"; } 2> /dev/null | grep -q '^ZSTEST_END' && return
+		sleep 0.3
+	done
+}
+

@@ -31,13 +31,8 @@
 
 C=/sys/devices/system/node/node0/memory_side_cache/index1
 Q=$Z/quarantine
-MEM=/sys/devices/system/memory
 T=/sys/kernel/tracing
 
-# now_cs: centiseconds since boot (the guest's own clock).
-now_cs() { awk '{ printf "%d", $1 * 100 }' /proc/uptime; }
-# mi KEY [FILE]: a meminfo value in kB (per-node files have "Node 0 KEY:").
-mi() { awk -v k="$1:" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' "${2:-/proc/meminfo}"; }
 NMI=/sys/devices/system/node/node0/meminfo
 # q KEY: a value of node 0's quarantine line, or a key=value line.
 q() {
@@ -48,13 +43,6 @@ setp() { step "param_$1_$2" 10 sh -c "echo $2 > $P/$1"; }
 # sortstep NAME: sorts node 0 as a step (a refused write fails it).
 sortstep() {
 	step $1 300 zstest write $Z/nodeid 0 && [ "$(out $1)" = ok ] || _mark $1 "write-$(out $1)"
-}
-dmesg_mark() { dmesg | wc -l > /tmp/dmesg.mark; }
-# dmesg_since TAG: kernel log lines since dmesg_mark, between markers.
-dmesg_since() {
-	echo "ZSTEST_BEGIN $1"
-	dmesg | tail -n +$(($(cat /tmp/dmesg.mark) + 1))
-	echo "ZSTEST_DONE $1"
 }
 
 [ -r $C/size ] || { M hmat_size=none; exit 1; }
@@ -83,11 +71,6 @@ nk=$(($1 * 1048576 / BLOCK)) nm=$(($2 * 1048576 / BLOCK))
 head -n $nk /tmp/dimm > /tmp/kernel_blocks
 head -n $((nk + nm)) /tmp/dimm | tail -n $nm > /tmp/movable_blocks
 tail -n +$((nk + nm + 1)) /tmp/dimm > /tmp/giant_blocks
-# online_blocks NAME ZONE FILE: the listed blocks online in ZONE
-# (online_kernel or online_movable).
-online_blocks() {
-	step $1 120 sh -c "for b in \$(cat $3); do echo $2 > $MEM/memory\$b/state || exit 1; done"
-}
 online_blocks online_kernel_dimm online_kernel /tmp/kernel_blocks
 # age NAME MIB: zstest age in the background, holding its long-lived
 # pages; the pid in $BG.
