@@ -33,6 +33,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <generated/utsrelease.h>
 #include <linux/acpi.h>
 #include <linux/atomic.h>
 #include <linux/cpumask.h>
@@ -52,6 +53,7 @@
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
+#include <linux/utsname.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 
@@ -1144,6 +1146,18 @@ static int zs_nodes_add(void)
 static int __init zs_init(void)
 {
 	int err;
+
+	/*
+	 * The module reads allocator internals (struct zone, the free lists,
+	 * the pageblock bitmap) that symbol checksums do not cover: a build
+	 * for another kernel that a packaging tool links in because the
+	 * checksums match (RHEL's weak-modules) must not run.
+	 */
+	if (strcmp(init_utsname()->release, UTS_RELEASE)) {
+		pr_err("built for Linux %s, but this kernel is %s: the module reads page allocator internals that symbol checksums do not cover; build it for this kernel (DKMS does)\n",
+		       UTS_RELEASE, init_utsname()->release);
+		return -ENOEXEC;
+	}
 
 	atomic_set(&zs_stats.last_node, -1);
 	zs_fw = kcalloc(nr_node_ids, sizeof(*zs_fw), GFP_KERNEL);
