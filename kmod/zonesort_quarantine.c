@@ -330,10 +330,15 @@ bool zsq_block_isolated(struct zsq_block *b, bool *free_block)
 {
 	struct zsq_node *qn = zsq_node_of(b);
 	unsigned long pfn;
+	unsigned int order;
 	bool give = true;
 
 	*free_block = false;
 	spin_lock(&qn->lock);
+	/* A PICKING block's descriptor is the sort's: it may be freed as
+	 * soon as the lock is dropped. */
+	pfn = b->pfn;
+	order = b->order;
 	switch (b->state) {
 	case ZSQ_HELD:
 		zsq_unlist(qn, b);
@@ -350,14 +355,12 @@ bool zsq_block_isolated(struct zsq_block *b, bool *free_block)
 	default:	/* GONE, RELEASING: another path gives it back */
 		give = false;
 	}
-	pfn = b->pfn;
 	spin_unlock(&qn->lock);
-	if (give)
-		zs_test_at(ZS_TP_CLAIMED, pfn);
 	if (give) {
-		zsq_account(pfn_to_nid(b->pfn), -(1L << b->order));
-		atomic64_add(1UL << b->order, &zsq_stats.isolated);
-		atomic64_add(1UL << b->order, &zsq_stats.released);
+		zs_test_at(ZS_TP_CLAIMED, pfn);
+		zsq_account(pfn_to_nid(pfn), -(1L << order));
+		atomic64_add(1UL << order, &zsq_stats.isolated);
+		atomic64_add(1UL << order, &zsq_stats.released);
 	}
 	return give;
 }

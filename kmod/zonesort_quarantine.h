@@ -97,7 +97,8 @@ void zsq_sort_done(struct zsq_sort *qs);
 /*
  * For zonesort_hold.c: someone isolating b's pageblock wants it back.
  * True when the caller must now give its pages back; then *free_block
- * says whether the caller also frees b (else the sort holding it does).
+ * says whether the caller also frees b: else the sort holding it does,
+ * and b may be freed as soon as this returns.
  */
 bool zsq_block_isolated(struct zsq_block *b, bool *free_block);
 /* Frees b once the kernel no longer uses it (zsh_idle). */
