@@ -451,6 +451,7 @@ static void zsq_unreserve(struct zsq_node *qn, unsigned long pages)
 static bool zsq_hold_taken(struct zsq_sort *qs, struct zsq_node *qn, struct zsq_block *b,
 			   struct page *page)
 {
+	unsigned long pages = 1UL << b->order;
 	bool back;
 	LIST_HEAD(out);
 
@@ -458,16 +459,19 @@ static bool zsq_hold_taken(struct zsq_sort *qs, struct zsq_node *qn, struct zsq_
 	b->release_wanted = false;
 	if (zsh_hold(b, page)) {
 		__free_pages(page, b->order);
-		zsq_unreserve(qn, 1UL << b->order);
+		zsq_unreserve(qn, pages);
 		zsq_block_discard(b);
 		return false;
 	}
-	zsq_account(qs->nid, 1L << b->order);
+	zsq_account(qs->nid, pages);
+	atomic64_add(pages, &zsq_stats.taken);
 	zs_test_at(ZS_TP_TAKEN, b->pfn);
 	spin_lock(&qn->lock);
 	back = b->release_wanted || zs_pageblock_mt(b->pfn) == MIGRATE_ISOLATE;
 	if (back) {
-		zsq_releasing(qn, b);
+		/* Reserved, never counted among the node's blocks. */
+		b->state = ZSQ_RELEASING;
+		qn->pages -= pages;
 		list_add(&b->link, &out);
 	} else {
 		b->state = ZSQ_HELD;
@@ -476,8 +480,8 @@ static bool zsq_hold_taken(struct zsq_sort *qs, struct zsq_node *qn, struct zsq_
 		qn->nblocks++;
 	}
 	spin_unlock(&qn->lock);
+	/* b may be freed from here on. */
 	zsq_give_back(qs->nid, &out);
-	atomic64_add(1UL << b->order, &zsq_stats.taken);
 	return !back;
 }
 
