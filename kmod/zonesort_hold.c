@@ -91,6 +91,13 @@ bool zsh_isolation_takes_back(void)
 	return true;
 }
 
+unsigned int zsh_max_order(void)
+{
+	/* Only the head is movable: a range that starts at a later
+	 * pageblock of a larger block would meet its tail pages alone. */
+	return pageblock_order;
+}
+
 int zsh_hold(struct zsq_block *b, struct page *head)
 {
 	set_page_private(head, (unsigned long)b);
@@ -171,6 +178,11 @@ bool zsh_isolation_takes_back(void)
 	return true;
 }
 
+unsigned int zsh_max_order(void)
+{
+	return ZS_NR_ORDERS - 1;	/* every page is movable */
+}
+
 int zsh_hold(struct zsq_block *b, struct page *head)
 {
 	unsigned long i, n = 1UL << b->order;
@@ -231,6 +243,11 @@ bool zsh_idle(struct zsq_block *b)
 bool zsh_isolation_takes_back(void)
 {
 	return false;
+}
+
+unsigned int zsh_max_order(void)
+{
+	return ZS_NR_ORDERS - 1;
 }
 
 int zsh_hold(struct zsq_block *b, struct page *head)

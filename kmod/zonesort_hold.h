@@ -21,6 +21,10 @@ struct zsq_block;
  */
 bool zsh_isolation_takes_back(void);
 
+/* The largest order a block can be held at: what pageblock isolation
+ * can take back whatever range it isolates. */
+unsigned int zsh_max_order(void);
+
 /*
  * head: a block of 2^b->order pages just allocated as one non-compound
  * allocation (reference count 1 on head, 0 on the others). Holds it for

@@ -510,6 +510,9 @@ static size_t zsq_take_batch(struct zsq_sort *qs, struct zone *zone, unsigned in
 	struct page *got[ZS_TAKE_BATCH];
 	size_t want = zsq_fit(qs, zone, order, n), i, left = 0;
 
+	if (order > zsh_max_order())
+		return n;
+
 	for (i = 0; i < want; i++) {
 		bs[i] = kmem_cache_alloc(zsq_cache, GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN);
 		if (!bs[i])
