@@ -669,36 +669,78 @@ static int zs_alloc_contig(unsigned long pfn, unsigned long nr)
 #endif
 }
 
+/*
+ * A free page of zone whose pageblock alloc_contig_range() may isolate
+ * for a moment without failing an offline that could otherwise succeed
+ * (offlining gives up on a range with a pageblock isolated already): in
+ * boot memory (an early section, not hotplugged) with a pageblock of
+ * unmovable or reclaimable type in the same section, which holds the
+ * kernel's own pages that keep its memory block from going offline
+ * anyway. The first such section of the zone, among the first
+ * ZSQ_DRAIN_SECTIONS; 0 when there is none. Read without zone->lock: a
+ * page that is no longer free by then only costs alloc_contig_range() a
+ * migration or a failure.
+ */
+#define ZSQ_DRAIN_SECTIONS 64
+
+static bool zsq_section_pinned(unsigned long start)
+{
+	unsigned long pfn;
+
+	for (pfn = start; pfn < start + PAGES_PER_SECTION; pfn += pageblock_nr_pages) {
+		int mt = zs_pageblock_mt(pfn);
+
+		if (mt == MIGRATE_UNMOVABLE || mt == MIGRATE_RECLAIMABLE)
+			return true;
+	}
+	return false;
+}
+
+static unsigned long zsq_drain_pfn(struct zone *zone)
+{
+	unsigned long start = round_down(zone->zone_start_pfn, PAGES_PER_SECTION);
+	unsigned long end = zone_end_pfn(zone), sec, pfn;
+	unsigned int seen = 0;
+
+	for (sec = start; sec < end && seen < ZSQ_DRAIN_SECTIONS; sec += PAGES_PER_SECTION) {
+		struct mem_section *ms = __pfn_to_section(sec);
+
+		if (!valid_section(ms) || !online_section(ms))
+			continue;
+		seen++;
+		if (!early_section(ms) || !zsq_section_pinned(sec))
+			continue;
+		for (pfn = max(sec, zone->zone_start_pfn); pfn < min(sec + PAGES_PER_SECTION, end);
+		     pfn++) {
+			struct page *page = pfn_to_online_page(pfn);
+
+			if (page && page_zone(page) == zone && PageBuddy(page) &&
+			    zs_pageblock_mt(pfn) == MIGRATE_MOVABLE)
+				return pfn;
+		}
+		cond_resched();
+	}
+	return 0;
+}
+
 /* Empties the zone's per-CPU lists into the free lists, where the sort and
  * the policy see them: they are handed out before any free list, and
  * blocks given back land there. drain_all_pages() is not exported;
- * alloc_contig_range() calls it (with an LRU drain): one first block of
- * the lowest non-empty movable list is allocated and freed at once. */
+ * alloc_contig_range() calls it (with an LRU drain) on the zone of its
+ * range: one free page (zsq_drain_pfn) is allocated and freed at once. */
 static void zsq_drain(struct zsq_sort *qs, struct zone *zone)
 {
-	unsigned long flags, pfn = 0;
-	unsigned int order, found = 0;
+	unsigned long pfn = zsq_drain_pfn(zone);
 
-	spin_lock_irqsave(&zone->lock, flags);
-	for (order = 0; order < ZS_NR_ORDERS && !pfn; order++) {
-		struct list_head *list = &zone->free_area[order].free_list[MIGRATE_MOVABLE];
-
-		if (!list_empty(list)) {
-			pfn = page_to_pfn(list_first_entry(list, struct page, ZS_LINK));
-			found = order;
-		}
-	}
-	spin_unlock_irqrestore(&zone->lock, flags);
-	if (!pfn || !zsq_room(qs, zone, 1UL << found))
+	if (!pfn || !zsq_room(qs, zone, 1))
 		return;
 	qs->f.allcpu_ops++;
-	if (!zs_alloc_contig(pfn, 1UL << found))
-		free_contig_range(pfn, 1UL << found);
+	if (!zs_alloc_contig(pfn, 1))
+		free_contig_range(pfn, 1);
 }
 
-/* ZONE_MOVABLE is not drained: its memory may go offline at any time,
- * and the pageblock alloc_contig_range() isolates for a moment makes an
- * offlining of that memory block fail with EBUSY. */
+/* ZONE_MOVABLE is not drained: its memory may go offline at any time
+ * (and has no unmovable pageblocks, see zsq_drain_pfn). */
 static void zsq_drain_node(struct zsq_sort *qs, int nid)
 {
 	pg_data_t *pgdat = NODE_DATA(nid);
