@@ -7,6 +7,14 @@
  * (has_unmovable_pages) passes pages with a count of 0, so only the head
  * decides whether the block is in the way of memory offlining or of a
  * contiguous allocation.
+ *
+ * Giving a block back never waits for the kernel: what cannot go back at
+ * once (a head another thread has locked, pages a migration isolated) is
+ * left for zsh_release to finish on a later call (the quarantine's
+ * reaper). The kernel calls the isolation and migration callbacks below
+ * without a reference on the module: each counts itself in
+ * zsh_callbacks while it runs, and unloading waits for none to be left
+ * (zsh_callbacks_wait).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -18,11 +26,42 @@
 #include <linux/mm.h>
 #include <linux/page_ref.h>
 #include <linux/pagemap.h>
+#include <linux/sched.h>
+#include <linux/vmstat.h>
+#include <linux/wait.h>
 
 #include "zonesort_compat.h"
 #include "zonesort_hold.h"
 #include "zonesort_internal.h"
 #include "zonesort_quarantine.h"
+
+static atomic_t zsh_callbacks = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(zsh_callbacks_done);
+
+static void zsh_callback_enter(void)
+{
+	atomic_inc(&zsh_callbacks);
+}
+
+/* The callback's last access to anything of the module's; the few
+ * instructions of its return after it are covered by the RCU grace
+ * period the kernel waits for before it frees a module's memory. */
+static void zsh_callback_leave(void)
+{
+	if (atomic_dec_and_test(&zsh_callbacks))
+		wake_up_all(&zsh_callbacks_done);
+}
+
+bool zsh_callbacks_wait(unsigned int seconds)
+{
+	return wait_event_timeout(zsh_callbacks_done, !atomic_read(&zsh_callbacks),
+				  seconds * HZ) > 0;
+}
+
+int zsh_callbacks_running(void)
+{
+	return atomic_read(&zsh_callbacks);
+}
 
 #ifdef ZS_HOLD_MOVABLE
 /*
@@ -35,12 +74,15 @@
  *     contiguous allocations (the pageblock is isolated) and compaction
  *     while vm.compact_unevictable_allowed is 1 (its default; compaction
  *     then passes ISOLATE_UNEVICTABLE too) get the block back: we drop
- *     our reference, which frees the other pages now, and the caller's
- *     reference frees the head when it lets go. Held blocks never stand
- *     in the way of huge pages;
+ *     our reference, which frees the other pages now, clear the page's
+ *     movable operations and let the isolation succeed; the migration
+ *     then finds the head freed under it (its own reference is the last)
+ *     and is done when it lets go. Held blocks never stand in the way of
+ *     huge pages, and memory offlining never logs a failed isolation for
+ *     them;
  *   - compaction with the sysctl at 0 is refused, as for a pinned page.
- * A block another path is giving back already (zsq_block_isolated says
- * so) is refused: that path frees it once it has the page lock.
+ * A block another path is giving back already, or one a sort is taking,
+ * is refused: that path gives it back.
  * page_private of the head points to the block while it is held; it is
  * cleared under the page lock before the block can be freed, so a block
  * found there with the page locked is alive.
@@ -48,30 +90,30 @@
 static bool zsh_isolate(struct page *page, isolate_mode_t mode)
 {
 	struct zsq_block *b;
-	unsigned int order;
-	bool free_block;
+	struct zsq_claim c;
+	bool taken = false;
 
+	zsh_callback_enter();
 	if (zs_test_at(ZS_TP_CALLBACK, page_to_pfn(page)) == ZS_TA_SHRINK)
 		zsq_test_shrink(page_to_nid(page));
-	if (!(mode & ISOLATE_UNEVICTABLE) && zs_pageblock_mt(page_to_pfn(page)) != MIGRATE_ISOLATE)
-		return false;
 	b = (struct zsq_block *)page_private(page);
-	if (!b)
-		return false;
-	order = b->order;
-	if (!zsq_block_isolated(b, &free_block))
-		return false;
-	__ClearPageMovable(page);
-	set_page_private(page, 0);
-	__free_pages(page, order);
-	if (free_block)
-		zsq_block_free(b);
-	return false;
+	if (b && ((mode & ISOLATE_UNEVICTABLE) ||
+		  zs_pageblock_mt(page_to_pfn(page)) == MIGRATE_ISOLATE) &&
+	    zsq_claim(b, &c)) {
+		__ClearPageMovable(page);
+		set_page_private(page, 0);
+		__free_pages(page, c.order);
+		if (c.owner)
+			zsq_block_free(b);
+		taken = true;
+	}
+	zsh_callback_leave();
+	return taken;
 }
 
 static int zsh_migrate(struct page *dst, struct page *src, enum migrate_mode mode)
 {
-	WARN_ON_ONCE(1);	/* never isolated, so never migrated */
+	WARN_ON_ONCE(1);	/* freed at isolation, so never migrated */
 	return -EBUSY;
 }
 
@@ -108,33 +150,47 @@ int zsh_hold(struct zsq_block *b, struct page *head)
 	return 0;
 }
 
-void zsh_release(struct zsq_block *b)
+/* The page lock is taken without waiting: a thread that holds it is in
+ * isolate_movable_page(), where zsh_isolate refuses a block on its way
+ * back; a later call finds the lock free. */
+bool zsh_release(struct zsq_block *b)
 {
 	struct page *head = pfn_to_page(b->pfn);
 
-	/* Waits for an isolation attempt holding the lock to let go. */
-	lock_page(head);
+	if (!trylock_page(head))
+		return false;
 	__ClearPageMovable(head);
 	set_page_private(head, 0);
 	unlock_page(head);
 	__free_pages(head, b->order);
+	return true;
+}
+
+void zsh_describe(const struct zsq_block *b, char *buf, size_t size)
+{
+	snprintf(buf, size, "head page locked by another thread");
 }
 #elif defined(ZS_HOLD_BALLOON)
 /*
  * Kernels where modules cannot give pages operations of their own (7.x)
  * but balloon pages are movable: each block is a balloon of its own
  * (b->balloon) holding its pages as order-0 balloon pages, which
- * isolation passes and whose migration asks us first (zsh_migrate):
- *   - a page whose pageblock is isolated (memory offlining, a contiguous
- *     allocation) is given back, with the rest of its block;
- *   - compaction is refused, as for a pinned page.
- * The pages also count in the Balloon line of /proc/meminfo. The kernel
- * uses b->balloon until a migration it started on one of the pages has
- * ended: the block's descriptor is freed only when none is under way
- * (zsh_idle).
+ * isolation passes and whose migration asks us first (zsh_migrate). A
+ * page asked for is never migrated: it goes back to the allocator
+ * ("deflated"), and with it the rest of its block while the quarantine
+ * holds it, whoever asks: memory offlining and contiguous allocations,
+ * which isolated its pageblock, and compaction, as on 6.x by default
+ * (refusing compaction made every pass isolate each held page under the
+ * kernel's one balloon lock only to put it back). Pages a migration
+ * isolated and then put back without asking (when it found no target
+ * page) land on the block's balloon list again, where a later
+ * zsh_release finds them. The pages count in the Balloon line of
+ * /proc/meminfo. The kernel uses b->balloon until a migration it started
+ * on one of the pages has ended: the block's descriptor is freed only
+ * when none is under way (zsh_idle).
  */
 /* Frees the block's pages on its balloon list; pages under migration are
- * not there and come back through zsh_migrate or to the list. */
+ * not there. */
 static void zsh_put_pages(struct zsq_block *b)
 {
 	LIST_HEAD(pages);
@@ -149,6 +205,7 @@ static void zsh_put_pages(struct zsq_block *b)
 			put_page(page);
 			atomic_dec(&b->balloon_pages);
 		}
+		cond_resched();
 	} while (n);
 }
 
@@ -156,20 +213,22 @@ static int zsh_migrate(struct balloon_dev_info *bi, struct page *newpage, struct
 		       enum migrate_mode mode)
 {
 	struct zsq_block *b = container_of(bi, struct zsq_block, balloon);
-	bool free_block;
+	struct zsq_claim c;
 
+	zsh_callback_enter();
 	if (zs_test_at(ZS_TP_CALLBACK, page_to_pfn(page)) == ZS_TA_SHRINK)
 		zsq_test_shrink(page_to_nid(page));
-	if (zs_pageblock_mt(page_to_pfn(page)) != MIGRATE_ISOLATE)
-		return -EBUSY;
-	if (zsq_block_isolated(b, &free_block)) {
+	if (zsq_claim(b, &c)) {
 		zsh_put_pages(b);
-		if (free_block)
-			zsq_block_free(b);
+		if (c.owner)
+			zsq_block_free(b);	/* the reaper's once idle */
 	}
-	/* Whoever else gives the block back waits for this page, which the
-	 * kernel frees: "deflated, not migrated". */
+	/* This page is deflated: the kernel frees it on -ENOENT but leaves
+	 * the node's balloon count to the balloon's owner. Whoever gives
+	 * the block back counts it gone. */
+	mod_node_page_state(page_pgdat(page), NR_BALLOON_PAGES, -1);
 	atomic_dec(&b->balloon_pages);
+	zsh_callback_leave();
 	return -ENOENT;
 }
 
@@ -202,23 +261,10 @@ int zsh_hold(struct zsq_block *b, struct page *head)
 	return 0;
 }
 
-void zsh_release(struct zsq_block *b)
+bool zsh_release(struct zsq_block *b)
 {
-	unsigned long warn_at = jiffies + ZS_WAIT_WARN_S * HZ;
-
-	for (;;) {
-		zsh_put_pages(b);
-		if (!atomic_read(&b->balloon_pages))
-			break;
-		/* A page compaction is trying to move: it comes back when
-		 * zsh_migrate refuses, or goes if its pageblock was isolated. */
-		if (time_after(jiffies, warn_at)) {
-			pr_warn("block at pfn %#lx: waiting for %d page(s) a migration isolated\n",
-				b->pfn, atomic_read(&b->balloon_pages));
-			warn_at = jiffies + ZS_WAIT_WARN_S * HZ;
-		}
-		cond_resched();
-	}
+	zsh_put_pages(b);
+	return !atomic_read(&b->balloon_pages);
 }
 
 bool zsh_idle(struct zsq_block *b)
@@ -231,6 +277,12 @@ bool zsh_idle(struct zsq_block *b)
 	 * last uses the balloon; taking that lock orders this read after. */
 	balloon_page_list_dequeue(&b->balloon, &none, 0);
 	return !READ_ONCE(b->balloon.isolated_pages);
+}
+
+void zsh_describe(const struct zsq_block *b, char *buf, size_t size)
+{
+	snprintf(buf, size, "%d page(s) not back, %lu isolated by a migration",
+		 atomic_read(&b->balloon_pages), READ_ONCE(b->balloon.isolated_pages));
 }
 #else
 /*
@@ -256,12 +308,18 @@ int zsh_hold(struct zsq_block *b, struct page *head)
 	return page_ref_freeze(head, 1) ? 0 : -EBUSY;
 }
 
-void zsh_release(struct zsq_block *b)
+bool zsh_release(struct zsq_block *b)
 {
 	struct page *head = pfn_to_page(b->pfn);
 
 	page_ref_unfreeze(head, 1);
 	__free_pages(head, b->order);
+	return true;
+}
+
+void zsh_describe(const struct zsq_block *b, char *buf, size_t size)
+{
+	snprintf(buf, size, "nothing");
 }
 #endif
 

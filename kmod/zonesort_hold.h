@@ -33,10 +33,27 @@ unsigned int zsh_max_order(void);
  */
 int zsh_hold(struct zsq_block *b, struct page *head);
 
-/* Gives a block held by zsh_hold back to the page allocator. May sleep. */
-void zsh_release(struct zsq_block *b);
+/*
+ * Gives a block held by zsh_hold, and no longer held by the quarantine,
+ * back to the page allocator, as far as it can without waiting: true
+ * when all its pages are back, false when some are not yet: then a later
+ * call finishes (call it again only after false). Never sleeps for the
+ * kernel.
+ */
+bool zsh_release(struct zsq_block *b);
 
 /* True when the kernel no longer uses b: its descriptor may be freed. */
 bool zsh_idle(struct zsq_block *b);
+
+/* What keeps b from being finished, for the kernel log. */
+void zsh_describe(const struct zsq_block *b, char *buf, size_t size);
+
+/*
+ * The isolation and migration callbacks the kernel makes into the module
+ * without a reference on it: how many run now, and a wait of at most
+ * seconds for none to (true when none runs).
+ */
+int zsh_callbacks_running(void);
+bool zsh_callbacks_wait(unsigned int seconds);
 
 #endif

@@ -52,6 +52,7 @@
 
 #include <linux/bsearch.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/gfp.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
@@ -74,6 +75,7 @@
 #include <linux/swap.h>
 #include <linux/sysfs.h>
 #include <linux/vmstat.h>
+#include <linux/workqueue.h>
 
 #include "zonesort_abi.h"
 #include "zonesort_compat.h"
@@ -166,19 +168,42 @@ static struct zsq_node *zsq_node_of(const struct zsq_block *b)
 	return &zsq_nodes[pfn_to_nid(b->pfn)];
 }
 
-/* Descriptors the kernel may still use (zsh_idle), freed later. */
-static LIST_HEAD(zsq_dead);
-static DEFINE_SPINLOCK(zsq_dead_lock);
+/*
+ * The reaper: descriptors of blocks given back whose pages are not all
+ * back yet (zsh_release could not finish: a head another thread has
+ * locked, pages a migration isolated) or that the kernel may still use
+ * (zsh_idle). A work item finishes them every ZSQ_REAP_MS, ZS_BATCH per
+ * hold of zsq_late_lock, so that nothing that gives blocks back waits for
+ * the kernel: not the shrinker, which a thread holding such pages can
+ * enter; not the memory notifier; not a sort. Unloading runs it until it
+ * is empty (zsq_exit).
+ */
+#define ZSQ_REAP_MS 20
+
+static LIST_HEAD(zsq_late);
+static unsigned long zsq_nlate;
+static DEFINE_SPINLOCK(zsq_late_lock);
+static bool zsq_stopping;	/* zsq_exit runs the reaper itself */
+static void zsq_reaper_fn(struct work_struct *w);
+static DECLARE_DELAYED_WORK(zsq_reaper, zsq_reaper_fn);
+
+static void zsq_late_add(struct zsq_block *b, bool pending)
+{
+	b->pending = pending;
+	spin_lock(&zsq_late_lock);
+	list_add_tail(&b->link, &zsq_late);
+	zsq_nlate++;
+	spin_unlock(&zsq_late_lock);
+	if (!READ_ONCE(zsq_stopping))
+		queue_delayed_work(system_unbound_wq, &zsq_reaper, msecs_to_jiffies(ZSQ_REAP_MS));
+}
 
 void zsq_block_free(struct zsq_block *b)
 {
-	if (zsh_idle(b)) {
+	if (zsh_idle(b))
 		kmem_cache_free(zsq_cache, b);
-		return;
-	}
-	spin_lock(&zsq_dead_lock);
-	list_add_tail(&b->link, &zsq_dead);
-	spin_unlock(&zsq_dead_lock);
+	else
+		zsq_late_add(b, false);
 }
 
 /* Frees a descriptor that never held a block. */
@@ -187,23 +212,69 @@ static void zsq_block_discard(struct zsq_block *b)
 	kmem_cache_free(zsq_cache, b);
 }
 
-/* Frees the descriptors of zsq_dead the kernel is done with; true when
- * none is left. */
-static bool zsq_reap(void)
+/* Gives back what it can of b's pages, which are no longer held; the
+ * reaper finishes. */
+static void zsq_block_release(struct zsq_block *b)
 {
-	struct zsq_block *b, *next;
-	LIST_HEAD(idle);
-	bool empty;
+	if (zsh_release(b))
+		zsq_block_free(b);
+	else
+		zsq_late_add(b, true);
+}
 
-	spin_lock(&zsq_dead_lock);
-	list_for_each_entry_safe(b, next, &zsq_dead, link)
-		if (zsh_idle(b))
-			list_move(&b->link, &idle);
-	empty = list_empty(&zsq_dead);
-	spin_unlock(&zsq_dead_lock);
-	list_for_each_entry_safe(b, next, &idle, link)
-		kmem_cache_free(zsq_cache, b);
-	return empty;
+/* One pass of the reaper over what was there when it began; returns how
+ * many descriptors are left. */
+static unsigned long zsq_reap(void)
+{
+	unsigned long n, left;
+
+	spin_lock(&zsq_late_lock);
+	n = zsq_nlate;
+	spin_unlock(&zsq_late_lock);
+	while (n) {
+		struct zsq_block *b, *next;
+		unsigned int k = 0;
+		LIST_HEAD(batch);
+		LIST_HEAD(keep);
+
+		spin_lock(&zsq_late_lock);
+		while (k < ZS_BATCH && k < n && !list_empty(&zsq_late)) {
+			list_move_tail(zsq_late.next, &batch);
+			zsq_nlate--;
+			k++;
+		}
+		spin_unlock(&zsq_late_lock);
+		zs_note_hold(k);
+		if (!k)
+			break;
+		n -= k;
+		list_for_each_entry_safe(b, next, &batch, link) {
+			list_del(&b->link);
+			if (b->pending && zsh_release(b))
+				b->pending = false;
+			if (!b->pending && zsh_idle(b))
+				kmem_cache_free(zsq_cache, b);
+			else
+				list_add_tail(&b->link, &keep);
+		}
+		spin_lock(&zsq_late_lock);
+		list_for_each_entry_safe(b, next, &keep, link) {
+			list_move_tail(&b->link, &zsq_late);
+			zsq_nlate++;
+		}
+		spin_unlock(&zsq_late_lock);
+		cond_resched();
+	}
+	spin_lock(&zsq_late_lock);
+	left = zsq_nlate;
+	spin_unlock(&zsq_late_lock);
+	return left;
+}
+
+static void zsq_reaper_fn(struct work_struct *w)
+{
+	if (zsq_reap() && !READ_ONCE(zsq_stopping))
+		queue_delayed_work(system_unbound_wq, &zsq_reaper, msecs_to_jiffies(ZSQ_REAP_MS));
 }
 
 /* Caller holds qn->lock. */
@@ -239,9 +310,8 @@ static unsigned long zsq_give_back(int nid, struct list_head *list)
 		zs_test_give_back_pause();
 	list_for_each_entry_safe(b, next, list, link) {
 		list_del(&b->link);
-		zsh_release(b);
 		pages += 1UL << b->order;
-		zsq_block_free(b);
+		zsq_block_release(b);
 		cond_resched();
 	}
 	if (pages) {
@@ -326,25 +396,23 @@ static unsigned long zsq_release_all(void)
 	return pages;
 }
 
-bool zsq_block_isolated(struct zsq_block *b, bool *free_block)
+bool zsq_claim(struct zsq_block *b, struct zsq_claim *c)
 {
 	struct zsq_node *qn = zsq_node_of(b);
-	unsigned long pfn;
-	unsigned int order;
 	bool give = true;
 
-	*free_block = false;
 	spin_lock(&qn->lock);
-	/* A PICKING block's descriptor is the sort's: it may be freed as
-	 * soon as the lock is dropped. */
-	pfn = b->pfn;
-	order = b->order;
+	c->pfn = b->pfn;
+	c->order = b->order;
+	c->owner = false;
 	switch (b->state) {
 	case ZSQ_HELD:
 		zsq_unlist(qn, b);
-		*free_block = true;
+		c->owner = true;
 		break;
 	case ZSQ_PICKING:
+		/* The sort frees the descriptor: b may be gone as soon as the
+		 * lock is dropped. */
 		zsq_uncount(qn, b);
 		b->state = ZSQ_GONE;
 		break;
@@ -357,10 +425,10 @@ bool zsq_block_isolated(struct zsq_block *b, bool *free_block)
 	}
 	spin_unlock(&qn->lock);
 	if (give) {
-		zs_test_at(ZS_TP_CLAIMED, pfn);
-		zsq_account(pfn_to_nid(pfn), -(1L << order));
-		atomic64_add(1UL << order, &zsq_stats.isolated);
-		atomic64_add(1UL << order, &zsq_stats.released);
+		zs_test_at(ZS_TP_CLAIMED, c->pfn);
+		zsq_account(pfn_to_nid(c->pfn), -(1L << c->order));
+		atomic64_add(1UL << c->order, &zsq_stats.isolated);
+		atomic64_add(1UL << c->order, &zsq_stats.released);
 	}
 	return give;
 }
@@ -768,7 +836,6 @@ void zsq_sort_begin(struct zsq_sort *qs, int nid, const struct zsp_geom *g)
 	spin_lock(&qn->lock);
 	qn->max = zsq_permille_of(cache_pages, max_pm);
 	spin_unlock(&qn->lock);
-	zsq_reap();
 	memset(qs, 0, sizeof(*qs));
 	qs->nid = nid;
 	qs->zi = MAX_NR_ZONES;
@@ -1265,9 +1332,30 @@ cache:
 	return err;
 }
 
+/* Names what unloading still waits for: callbacks running in the
+ * module, and the first blocks the reaper has not finished. */
+static void zsq_exit_report(unsigned int seconds)
+{
+	struct zsq_block *b;
+	unsigned int n = 0;
+
+	pr_err("unloading has waited %u s: %d isolation or migration callback(s) still running in the module, %lu block(s) given back and not finished\n",
+	       seconds, zsh_callbacks_running(), READ_ONCE(zsq_nlate));
+	spin_lock(&zsq_late_lock);
+	list_for_each_entry(b, &zsq_late, link) {
+		char what[96];
+
+		if (n++ == 4)
+			break;
+		zsh_describe(b, what, sizeof(what));
+		pr_err("  block at pfn %#lx, order %u: %s\n", b->pfn, b->order, what);
+	}
+	spin_unlock(&zsq_late_lock);
+}
+
 void zsq_exit(void)
 {
-	unsigned long warn_at;
+	unsigned long t0 = jiffies, warn_at = jiffies + ZS_WAIT_WARN_S * HZ;
 
 	if (!zsq_nodes)
 		return;
@@ -1276,13 +1364,23 @@ void zsq_exit(void)
 	unregister_memory_notifier(&zsq_memory_nb);
 	zsq_shrinker_del();
 	zsq_release_all();
-	warn_at = jiffies + ZS_WAIT_WARN_S * HZ;
-	while (!zsq_reap()) {
+	/*
+	 * The kernel calls the isolation and migration callbacks without a
+	 * reference on the module, and uses a block's descriptor until the
+	 * migrations it started on the block's pages end: the module stays
+	 * until no callback runs and the reaper has finished every block.
+	 * Each is bounded by the kernel's own migration; past ZS_WAIT_WARN_S
+	 * the kernel log says every ZS_WAIT_WARN_S what is waited for.
+	 */
+	WRITE_ONCE(zsq_stopping, true);
+	cancel_delayed_work_sync(&zsq_reaper);
+	while (zsq_reap() || zsh_callbacks_running()) {
 		if (time_after(jiffies, warn_at)) {
-			pr_warn("unloading waits for block descriptors a page migration still uses\n");
+			zsq_exit_report(jiffies_to_msecs(jiffies - t0) / 1000);
 			warn_at = jiffies + ZS_WAIT_WARN_S * HZ;
 		}
-		schedule_timeout_uninterruptible(1);
+		zsh_callbacks_wait(1);
+		msleep(ZSQ_REAP_MS);
 	}
 	kfree(zsq_nodes);
 	zsq_nodes = NULL;

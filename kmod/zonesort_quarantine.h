@@ -29,6 +29,7 @@ struct zsq_block {
 	unsigned char order, zone;	/* zone: zone_idx() */
 	unsigned char state;	/* enum zsq_state */
 	bool release_wanted;	/* isolated while in flight: give it back */
+	bool pending;		/* given back, pages not all back yet (reaper) */
 #ifdef ZS_HOLD_BALLOON
 	struct balloon_dev_info balloon;	/* the block's pages (zonesort_hold.c) */
 	atomic_t balloon_pages;		/* of them, not yet back with the allocator */
@@ -94,14 +95,23 @@ bool zsq_settle(struct zsq_sort *qs);
 /* The sort is over: its figures become the last sort's (quarantine/stats). */
 void zsq_sort_done(struct zsq_sort *qs);
 
+/* What zsq_claim found, read under the node's lock. */
+struct zsq_claim {
+	unsigned long pfn;
+	unsigned int order;
+	bool owner;	/* the caller frees the descriptor (zsq_block_free) */
+};
+
 /*
- * For zonesort_hold.c: someone isolating b's pageblock wants it back.
- * True when the caller must now give its pages back; then *free_block
- * says whether the caller also frees b: else the sort holding it does,
- * and b may be freed as soon as this returns.
+ * For zonesort_hold.c: someone isolating b's pageblock, or migrating one
+ * of its pages, wants it back. True when the caller must now give its
+ * pages back; c then says what they are and whether the caller also
+ * frees b: else the sort holding it does, and b may be freed as soon as
+ * this returns.
  */
-bool zsq_block_isolated(struct zsq_block *b, bool *free_block);
-/* Frees b once the kernel no longer uses it (zsh_idle). */
+bool zsq_claim(struct zsq_block *b, struct zsq_claim *c);
+/* Frees b, whose pages are all back, once the kernel no longer uses it
+ * (zsh_idle; the reaper's when it does). */
 void zsq_block_free(struct zsq_block *b);
 
 #ifdef ZS_TEST_HOOKS

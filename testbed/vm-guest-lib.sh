@@ -135,6 +135,25 @@ online_blocks() {
 	step $1 120 sh -c "for b in \$(cat $3); do echo $2 > $MEM/memory\$b/state || exit 1; done"
 }
 
+# unload NAME: rmmod zonesort, timed on the guest's clock (NAME_rc,
+# NAME_cs; the time also appended to /tmp/rmmod_cs). Should it take over
+# 60 s, a watcher raises the console log level and copies the blocked
+# tasks' and every CPU's stacks, with the kernel log's tail, to the
+# console: an unload that never ends names where it waits.
+unload() {
+	bg unload_watch 120 sh -c 'sleep 60; echo 7 > /proc/sys/kernel/printk; echo 1 > /proc/sys/kernel/sysrq;
+		echo w > /proc/sysrq-trigger; echo l > /proc/sysrq-trigger; dmesg | tail -60 > /dev/console'
+	_w=$BG
+	_t0=$(now_cs)
+	timeout 300 rmmod zonesort > $OUT/$1 2>&1
+	_rc=$?
+	_cs=$(($(now_cs) - _t0))
+	stop $_w
+	echo "$_cs" >> /tmp/rmmod_cs
+	M $1_rc=$_rc $1_cs=$_cs
+	[ $_rc = 0 ]
+}
+
 # movers off|on: kernel threads that move free blocks on their own
 # (kcompactd's proactive compaction, kswapd's compaction after a watermark
 # boost, and from 6.7 on the vmstat worker's per-CPU list decay) can change

@@ -23,6 +23,8 @@
 #     skewing the held-block count;
 #   - no per-CPU list drain isolates a pageblock of memory that could go
 #     offline (offlining gives up on a pageblock isolated already);
+#   - pages a migration puts back after their block was given back do
+#     not keep rmmod waiting;
 #   - reclaim entered from a thread holding isolated held pages returns;
 #   - after release and rmmod nothing is held and Balloon is back.
 . "$(dirname "$0")/../../testbed/tap.sh"
@@ -32,7 +34,7 @@ need qemu-system-x86_64 busybox cpio gcc make perl modprobe
 
 # The phases the guest runs (all by default; ZS_RACES_PHASES=a,b runs
 # some, to see one race alone).
-PHASES=${ZS_RACES_PHASES:-unload,partial,picking,taken,drain,shrink}
+PHASES=${ZS_RACES_PHASES:-unload,partial,picking,taken,drain,late,shrink}
 phase() { case ",$PHASES," in *",$1,"*) return 0 ;; esac; return 1; }
 # ZS_RACES_POISON=0 leaves freed descriptors unpoisoned (a read after
 # free then passes unseen: only to see what else such a race does).
@@ -108,6 +110,7 @@ races_test() {
 	if phase unload; then
 		is "$(g unload_held) $(g unload_fired)" "yes yes" \
 			"$s: a held 2 MiB block's subblock was unplugged and the callback that claimed it paused"
+		is "$(g unload_rmmod_rc)" 0 "$s: rmmod during the callback's pause succeeded"
 		num_ok "$s: rmmod waited for that callback (5 s pause; rmmod took $(g unload_rmmod_cs) cs) and no more than 10 s" \
 			"$(g unload_rmmod_cs) >= 300 && $(g unload_rmmod_cs) <= 1000"
 		is "$(km_lines "$log" unload_dmesg | grep -E 'BUG|Oops|general protection|unable to handle|Objects remaining')" "" \
@@ -147,6 +150,13 @@ races_test() {
 		is "$(g drain_offlinable)" "" "$s: ... never isolating a pageblock in a memory block that could go offline"
 	fi
 
+	# Pages put back after their block was given back.
+	if phase late; then
+		diag "$s late: block $(g late_pfn) of order $(g late_order) held ($(g late_others) others); sort paused: $(g late_picking), compaction paused: $(g late_callback) at $(g late_callback_pfn); offline: $(g late_off), block $(g late_state)"
+		is "$(g late_rmmod_rc)" 0 "$s: rmmod after pages of a given-back block came back from a migration"
+		num_ok "$s: ... within 10 s ($(g late_rmmod_cs) cs)" "$(g late_rmmod_cs) <= 1000"
+	fi
+
 	# Reclaim from a thread holding isolated held pages.
 	if phase shrink; then
 		cmp_ok "$(g shrink_held)" -ge 1 "$s: blocks held at the start of ZONE_MOVABLE ($(g shrink_held))"
@@ -157,7 +167,8 @@ races_test() {
 
 	# Everything back.
 	is "$(g end_held_pages)/$(g end_held_blocks)" 0/0 "$s: release leaves nothing held"
-	num_ok "$s: the last rmmod returned within 10 s ($(g rmmod_end_cs) cs)" "$(g rmmod_end_cs) <= 1000"
+	is "$(g rmmod_end_rc)" 0 "$s: the last rmmod succeeded"
+	num_ok "$s: ... within 10 s ($(g rmmod_end_cs) cs)" "$(g rmmod_end_cs) <= 1000"
 	if [ -n "$(g balloon0_kb)" ]; then
 		is "$(g balloon_end_kb)" "$(g balloon0_kb)" "$s: /proc/meminfo Balloon is back to its value before the module ($(g balloon0_kb) kB)"
 	fi

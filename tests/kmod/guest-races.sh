@@ -20,6 +20,8 @@
 #   drain     where the sort's per-CPU list drains isolate a pageblock
 #             when free memory is all over the boot memory: memory no
 #             offline could take anyway
+#   late      pages a migration isolated, put back after their block
+#             was given back
 #   shrink    reclaim entered from a thread that isolated held pages
 #             (the shrinker run at the callback's test point)
 # Markers: see testbed/vm-guest-lib.sh; the host asserts (53-races.t).
@@ -192,9 +194,8 @@ phase_unload() {
 	PLUGGED=$((PLUGGED - 2))
 	TOPP=$((TOPP - 512))
 	M unload_fired=$(wait_fired $((n0 + 1)) 30 && echo yes || echo no)
-	t0=$(now_cs)
-	step unload_rmmod 60 rmmod zonesort
-	M unload_rmmod_cs=$(($(now_cs) - t0)) unload_loaded=$([ -d /sys/module/zonesort ] && echo yes || echo no)
+	unload unload_rmmod
+	M unload_loaded=$([ -d /sys/module/zonesort ] && echo yes || echo no)
 	sleep 6
 	dmesg_since unload_dmesg
 	step unload_insmod 30 insmod /zonesort.ko
@@ -320,6 +321,44 @@ phase_drain() {
 		drain_offlinable=${_offlinable#,}
 }
 
+# --- late: pages a migration isolated and puts back after their block
+# was given back. The lowest free block of 64 to 512 pages of
+# ZONE_MOVABLE is held: compaction begins there; a sort pulls it for its
+# pick and pauses 12 s;
+# compaction isolates its first pages (at most 32) and pauses 20 s in the
+# first migration callback; memory offline of its memory block claims
+# the block through its other pages meanwhile, then gives up after 6 s
+# (a signal), the pages compaction holds being busy; the sort settles
+# the block; compaction then finds the pageblock no longer isolated and
+# puts its pages back. rmmod must not wait for them for ever.
+phase_late() {
+	step release_late 30 sh -c "echo 1 > $Q/release"
+	set -- $(stage_held late_stage 6 9 $DM0 1)
+	B=${1:-0}
+	M late_held=$# late_pfn=$B late_order=$(held_order $B) late_others=$(held | grep -vc " pfn=$(printf '%#x' $B)\$")
+	[ $# -ge 1 ] || return 0
+	n0=$(fired)
+	echo "picking@$B:pause:12000" > $P/test_at
+	bg late_sort 120 zstest write $Z/nodeid 0
+	SORTER=$BG
+	M late_picking=$(wait_fired $((n0 + 1)) 60 && echo yes || echo no)
+	echo "callback:pause:20000" > $P/test_at
+	bg late_compact 120 sh -c 'echo 1 > /proc/sys/vm/compact_memory'
+	COMPACTOR=$BG
+	M late_callback=$(wait_fired $((n0 + 2)) 30 && echo yes || echo no) \
+		late_callback_pfn=$(sed -n 's/.* pfn=\(0x[0-9a-f]*\).*/\1/p' $P/test_fired)
+	dmesg_mark
+	timeout 6 zstest write $MEM/memory$DM0/state offline > $OUT/late_off 2>&1
+	M late_off=$(out late_off | tr ' ' _) late_state=$(cat $MEM/memory$DM0/state)
+	wait $SORTER
+	wait $COMPACTOR
+	[ "$(cat $MEM/memory$DM0/state)" = online ] || step late_back 60 sh -c "echo online_movable > $MEM/memory$DM0/state"
+	echo none > $P/test_at
+	unload late_rmmod
+	dmesg_since late_dmesg
+	step late_insmod 30 insmod /zonesort.ko
+}
+
 # --- shrink: held blocks at the start of ZONE_MOVABLE, where compaction
 # begins; the first isolation or migration callback runs the shrinker
 # over everything held, as reclaim entered from that thread would.
@@ -340,7 +379,7 @@ phase_shrink() {
 phase_other
 step insmod 30 insmod /zonesort.ko
 M contig_fn=$(contig_on)
-for phase in $(echo ${ZS_RACES_PHASES:-unload,partial,picking,taken,drain,shrink} | tr , " "); do
+for phase in $(echo ${ZS_RACES_PHASES:-unload,partial,picking,taken,drain,late,shrink} | tr , " "); do
 	phase_$phase
 done
 
@@ -348,9 +387,8 @@ done
 stop $AGER
 step release_end 30 sh -c "echo 1 > $Q/release"
 M end_held_pages=$(cat $Z/node0/quarantine_held_pages) end_held_blocks=$(cat $Z/node0/quarantine_held_blocks)
-t0=$(now_cs)
-step rmmod_end 60 rmmod zonesort
-M rmmod_end_cs=$(($(now_cs) - t0)) balloon_end_kb=$(refreshed_mi Balloon) kreclaimable_end_kb=$(mi KReclaimable)
+unload rmmod_end
+M balloon_end_kb=$(refreshed_mi Balloon) kreclaimable_end_kb=$(mi KReclaimable)
 M tainted=$(cat /proc/sys/kernel/tainted)
 echo "ZSTEST_BEGIN dmesg_all"
 dmesg
