@@ -32,7 +32,7 @@
 #include <linux/vmalloc.h>
 
 #include "zonesort_compat.h"
-#include "zonesort_internal.h"
+#include "zonesort_dump.h"
 
 struct zs_dump {
 	char *text;

@@ -10,8 +10,7 @@
  *
  * Giving a block back never waits for the kernel: what cannot go back at
  * once (a head another thread has locked, pages a migration isolated) is
- * left for zsh_release to finish on a later call (the quarantine's
- * reaper). The kernel calls the isolation and migration callbacks below
+ * left to the reaper, at the end of this file. The kernel calls the isolation and migration callbacks below
  * without a reference on the module: each counts itself in
  * zsh_callbacks while it runs, and unloading waits for none to be left
  * (zsh_callbacks_wait).
@@ -21,6 +20,7 @@
 #include <linux/atomic.h>
 #include <linux/errno.h>
 #include <linux/gfp.h>
+#include <linux/delay.h>
 #include <linux/jiffies.h>
 #include <linux/migrate.h>
 #include <linux/mm.h>
@@ -29,11 +29,14 @@
 #include <linux/sched.h>
 #include <linux/vmstat.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include "zonesort_compat.h"
+#include "zonesort_freelist.h"
+#include "zonesort_held.h"
 #include "zonesort_hold.h"
 #include "zonesort_internal.h"
-#include "zonesort_quarantine.h"
+#include "zonesort_testhooks.h"
 
 static atomic_t zsh_callbacks = ATOMIC_INIT(0);
 static DECLARE_WAIT_QUEUE_HEAD(zsh_callbacks_done);
@@ -52,13 +55,13 @@ static void zsh_callback_leave(void)
 		wake_up_all(&zsh_callbacks_done);
 }
 
-bool zsh_callbacks_wait(unsigned int seconds)
+static bool zsh_callbacks_wait(unsigned int seconds)
 {
 	return wait_event_timeout(zsh_callbacks_done, !atomic_read(&zsh_callbacks),
 				  seconds * HZ) > 0;
 }
 
-int zsh_callbacks_running(void)
+static int zsh_callbacks_running(void)
 {
 	return atomic_read(&zsh_callbacks);
 }
@@ -94,8 +97,7 @@ static bool zsh_isolate(struct page *page, isolate_mode_t mode)
 	bool taken = false;
 
 	zsh_callback_enter();
-	if (zs_test_at(ZS_TP_CALLBACK, page_to_pfn(page)) == ZS_TA_SHRINK)
-		zsq_test_shrink(page_to_nid(page));
+	zs_test_at(ZS_TP_CALLBACK, page_to_pfn(page));
 	b = (struct zsq_block *)page_private(page);
 	if (b && ((mode & ISOLATE_UNEVICTABLE) ||
 		  zs_pageblock_mt(page_to_pfn(page)) == MIGRATE_ISOLATE) &&
@@ -104,7 +106,7 @@ static bool zsh_isolate(struct page *page, isolate_mode_t mode)
 		set_page_private(page, 0);
 		__free_pages(page, c.order);
 		if (c.owner)
-			zsq_block_free(b);
+			zsh_free(b);
 		taken = true;
 	}
 	zsh_callback_leave();
@@ -153,7 +155,7 @@ int zsh_hold(struct zsq_block *b, struct page *head)
 /* The page lock is taken without waiting: a thread that holds it is in
  * isolate_movable_page(), where zsh_isolate refuses a block on its way
  * back; a later call finds the lock free. */
-bool zsh_release(struct zsq_block *b)
+static bool zsh_release(struct zsq_block *b)
 {
 	struct page *head = pfn_to_page(b->pfn);
 
@@ -166,7 +168,7 @@ bool zsh_release(struct zsq_block *b)
 	return true;
 }
 
-void zsh_describe(const struct zsq_block *b, char *buf, size_t size)
+static void zsh_describe(const struct zsq_block *b, char *buf, size_t size)
 {
 	snprintf(buf, size, "head page locked by another thread");
 }
@@ -216,12 +218,11 @@ static int zsh_migrate(struct balloon_dev_info *bi, struct page *newpage, struct
 	struct zsq_claim c;
 
 	zsh_callback_enter();
-	if (zs_test_at(ZS_TP_CALLBACK, page_to_pfn(page)) == ZS_TA_SHRINK)
-		zsq_test_shrink(page_to_nid(page));
+	zs_test_at(ZS_TP_CALLBACK, page_to_pfn(page));
 	if (zsq_claim(b, &c)) {
 		zsh_put_pages(b);
 		if (c.owner)
-			zsq_block_free(b);	/* the reaper's once idle */
+			zsh_free(b);	/* the reaper's once idle */
 	}
 	/* This page is deflated: the kernel frees it on -ENOENT but leaves
 	 * the node's balloon count to the balloon's owner. Whoever gives
@@ -261,13 +262,13 @@ int zsh_hold(struct zsq_block *b, struct page *head)
 	return 0;
 }
 
-bool zsh_release(struct zsq_block *b)
+static bool zsh_release(struct zsq_block *b)
 {
 	zsh_put_pages(b);
 	return !atomic_read(&b->balloon_pages);
 }
 
-bool zsh_idle(struct zsq_block *b)
+static bool zsh_idle(struct zsq_block *b)
 {
 	LIST_HEAD(none);
 
@@ -279,7 +280,7 @@ bool zsh_idle(struct zsq_block *b)
 	return !READ_ONCE(b->balloon.isolated_pages);
 }
 
-void zsh_describe(const struct zsq_block *b, char *buf, size_t size)
+static void zsh_describe(const struct zsq_block *b, char *buf, size_t size)
 {
 	snprintf(buf, size, "%d page(s) not back, %lu isolated by a migration",
 		 atomic_read(&b->balloon_pages), READ_ONCE(b->balloon.isolated_pages));
@@ -308,7 +309,7 @@ int zsh_hold(struct zsq_block *b, struct page *head)
 	return page_ref_freeze(head, 1) ? 0 : -EBUSY;
 }
 
-bool zsh_release(struct zsq_block *b)
+static bool zsh_release(struct zsq_block *b)
 {
 	struct page *head = pfn_to_page(b->pfn);
 
@@ -317,15 +318,161 @@ bool zsh_release(struct zsq_block *b)
 	return true;
 }
 
-void zsh_describe(const struct zsq_block *b, char *buf, size_t size)
+static void zsh_describe(const struct zsq_block *b, char *buf, size_t size)
 {
 	snprintf(buf, size, "nothing");
 }
 #endif
 
 #ifndef ZS_HOLD_BALLOON
-bool zsh_idle(struct zsq_block *b)
+static bool zsh_idle(struct zsq_block *b)
 {
 	return true;
 }
 #endif
+
+/*
+ * The reaper: descriptors of blocks given back whose pages are not all
+ * back yet (zsh_release could not finish: a head another thread has
+ * locked, pages a migration isolated) or that the kernel may still use
+ * (zsh_idle). A work item finishes them every ZSQ_REAP_MS, ZS_BATCH per
+ * hold of zsq_late_lock, so that nothing that gives blocks back waits for
+ * the kernel: not the shrinker, which a thread holding such pages can
+ * enter; not the memory notifier; not a sort. Unloading runs it until it
+ * is empty (zsh_drain).
+ */
+#define ZSQ_REAP_MS 20
+
+static LIST_HEAD(zsq_late);
+static unsigned long zsq_nlate;
+static DEFINE_SPINLOCK(zsq_late_lock);
+static bool zsq_stopping;	/* zsh_drain runs the reaper itself */
+static void zsq_reaper_fn(struct work_struct *w);
+static DECLARE_DELAYED_WORK(zsq_reaper, zsq_reaper_fn);
+
+static void zsq_late_add(struct zsq_block *b, bool pending)
+{
+	b->pending = pending;
+	spin_lock(&zsq_late_lock);
+	list_add_tail(&b->link, &zsq_late);
+	zsq_nlate++;
+	spin_unlock(&zsq_late_lock);
+	if (!READ_ONCE(zsq_stopping))
+		queue_delayed_work(system_unbound_wq, &zsq_reaper, msecs_to_jiffies(ZSQ_REAP_MS));
+}
+
+void zsh_free(struct zsq_block *b)
+{
+	if (zsh_idle(b))
+		zsq_block_destroy(b);
+	else
+		zsq_late_add(b, false);
+}
+
+void zsh_give_back(struct zsq_block *b)
+{
+	if (zsh_release(b))
+		zsh_free(b);
+	else
+		zsq_late_add(b, true);
+}
+
+/* One pass of the reaper over what was there when it began; returns how
+ * many descriptors are left. */
+static unsigned long zsq_reap(void)
+{
+	unsigned long n, left;
+
+	spin_lock(&zsq_late_lock);
+	n = zsq_nlate;
+	spin_unlock(&zsq_late_lock);
+	while (n) {
+		struct zsq_block *b, *next;
+		unsigned int k = 0;
+		LIST_HEAD(batch);
+		LIST_HEAD(keep);
+
+		spin_lock(&zsq_late_lock);
+		while (k < ZS_BATCH && k < n && !list_empty(&zsq_late)) {
+			list_move_tail(zsq_late.next, &batch);
+			zsq_nlate--;
+			k++;
+		}
+		spin_unlock(&zsq_late_lock);
+		zs_note_hold(k);
+		if (!k)
+			break;
+		n -= k;
+		list_for_each_entry_safe(b, next, &batch, link) {
+			list_del(&b->link);
+			if (b->pending && zsh_release(b))
+				b->pending = false;
+			if (!b->pending && zsh_idle(b))
+				zsq_block_destroy(b);
+			else
+				list_add_tail(&b->link, &keep);
+		}
+		spin_lock(&zsq_late_lock);
+		list_for_each_entry_safe(b, next, &keep, link) {
+			list_move_tail(&b->link, &zsq_late);
+			zsq_nlate++;
+		}
+		spin_unlock(&zsq_late_lock);
+		cond_resched();
+	}
+	spin_lock(&zsq_late_lock);
+	left = zsq_nlate;
+	spin_unlock(&zsq_late_lock);
+	return left;
+}
+
+static void zsq_reaper_fn(struct work_struct *w)
+{
+	if (zsq_reap() && !READ_ONCE(zsq_stopping))
+		queue_delayed_work(system_unbound_wq, &zsq_reaper, msecs_to_jiffies(ZSQ_REAP_MS));
+}
+
+/* Names what unloading still waits for: callbacks running in the
+ * module, and the first blocks the reaper has not finished. */
+static void zsh_drain_report(unsigned int seconds)
+{
+	struct zsq_block *b;
+	unsigned int n = 0;
+
+	pr_err("unloading has waited %u s: %d isolation or migration callback(s) still running in the module, %lu block(s) given back and not finished\n",
+	       seconds, zsh_callbacks_running(), READ_ONCE(zsq_nlate));
+	spin_lock(&zsq_late_lock);
+	list_for_each_entry(b, &zsq_late, link) {
+		char what[96];
+
+		if (n++ == 4)
+			break;
+		zsh_describe(b, what, sizeof(what));
+		pr_err("  block at pfn %#lx, order %u: %s\n", b->pfn, b->order, what);
+	}
+	spin_unlock(&zsq_late_lock);
+}
+
+void zsh_drain(void)
+{
+	unsigned long t0 = jiffies, warn_at = jiffies + ZS_WAIT_WARN_S * HZ;
+
+	/*
+	 * The kernel calls the isolation and migration callbacks without a
+	 * reference on the module, and uses a block's descriptor until the
+	 * migrations it started on the block's pages end: the module stays
+	 * until no callback runs and the reaper has finished every block.
+	 * Each is bounded by the kernel's own migration; past ZS_WAIT_WARN_S
+	 * the kernel log says every ZS_WAIT_WARN_S what is waited for.
+	 */
+	WRITE_ONCE(zsq_stopping, true);
+	cancel_delayed_work_sync(&zsq_reaper);
+	while (zsq_reap() || zsh_callbacks_running()) {
+		if (time_after(jiffies, warn_at)) {
+			zsh_drain_report(jiffies_to_msecs(jiffies - t0) / 1000);
+			warn_at = jiffies + ZS_WAIT_WARN_S * HZ;
+		}
+		zsh_callbacks_wait(1);
+		msleep(ZSQ_REAP_MS);
+	}
+}

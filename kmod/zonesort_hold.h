@@ -10,7 +10,7 @@
 
 #include <linux/mm_types.h>
 
-struct zsq_block;
+#include "zonesort_held.h"
 
 /*
  * True when a pageblock's isolation takes held blocks back by itself
@@ -34,26 +34,24 @@ unsigned int zsh_max_order(void);
 int zsh_hold(struct zsq_block *b, struct page *head);
 
 /*
- * Gives a block held by zsh_hold, and no longer held by the quarantine,
- * back to the page allocator, as far as it can without waiting: true
- * when all its pages are back, false when some are not yet: then a later
- * call finishes (call it again only after false). Never sleeps for the
+ * Gives b, which the quarantine no longer holds, back to the page
+ * allocator without waiting for the kernel: what cannot go back at once
+ * (pages a migration isolated, a head another thread has locked) the
+ * reaper finishes, which then frees the descriptor. Never sleeps for the
  * kernel.
  */
-bool zsh_release(struct zsq_block *b);
+void zsh_give_back(struct zsq_block *b);
 
-/* True when the kernel no longer uses b: its descriptor may be freed. */
-bool zsh_idle(struct zsq_block *b);
-
-/* What keeps b from being finished, for the kernel log. */
-void zsh_describe(const struct zsq_block *b, char *buf, size_t size);
+/* Frees b, whose pages are all back, once the kernel no longer uses it
+ * (the reaper's when it does). */
+void zsh_free(struct zsq_block *b);
 
 /*
- * The isolation and migration callbacks the kernel makes into the module
- * without a reference on it: how many run now, and a wait of at most
- * seconds for none to (true when none runs).
+ * Unloading, after the last block was given back: waits until no
+ * isolation or migration callback runs in the module (the kernel makes
+ * them without a reference on it) and the reaper has finished every
+ * block, saying with pr_err every ZS_WAIT_WARN_S what it waits for.
  */
-int zsh_callbacks_running(void);
-bool zsh_callbacks_wait(unsigned int seconds);
+void zsh_drain(void);
 
 #endif

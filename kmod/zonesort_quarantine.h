@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * zonesort quarantine, the kernel side (zonesort_quarantine.c): takes the
+ * The quarantine's part of a sort (zonesort_quarantine.c): takes the
  * free blocks that would make the next allocation collide below what any
  * order of the lists allows, holds them (zonesort_hold.c), gives them
  * back. The sort calls it with zs_mutex held, in this order:
@@ -10,31 +10,12 @@
 #ifndef ZONESORT_QUARANTINE_H
 #define ZONESORT_QUARANTINE_H
 
-#include <linux/atomic.h>
-#include <linux/kobject.h>
 #include <linux/list.h>
 #include <linux/mmzone.h>
-#ifdef ZS_HOLD_BALLOON
-#include <linux/balloon.h>
-#endif
 
 #include "zonesort_policy.h"
 #include "zonesort_quarantine_policy.h"
 #include "zonesort_take.h"
-
-/* A held block, from its take until it is back in the free lists. */
-struct zsq_block {
-	struct list_head link;	/* see enum zsq_state; under the node's lock */
-	unsigned long pfn;	/* first page */
-	unsigned char order, zone;	/* zone: zone_idx() */
-	unsigned char state;	/* enum zsq_state */
-	bool release_wanted;	/* isolated while in flight: give it back */
-	bool pending;		/* given back, pages not all back yet (reaper) */
-#ifdef ZS_HOLD_BALLOON
-	struct balloon_dev_info balloon;	/* the block's pages (zonesort_hold.c) */
-	atomic_t balloon_pages;		/* of them, not yet back with the allocator */
-#endif
-};
 
 /* What one sort did, in pages unless said; the quarantine file shows the
  * last sort's. */
@@ -95,46 +76,17 @@ bool zsq_settle(struct zsq_sort *qs);
 /* The sort is over: its figures become the last sort's (quarantine/stats). */
 void zsq_sort_done(struct zsq_sort *qs);
 
-/* What zsq_claim found, read under the node's lock. */
-struct zsq_claim {
-	unsigned long pfn;
-	unsigned int order;
-	bool owner;	/* the caller frees the descriptor (zsq_block_free) */
-};
+/* The parameters quarantine (on or off) and quarantine_max_permille,
+ * read and written; zsq_set_max_permille checks the value as modprobe
+ * does (-EINVAL, with the kernel log saying what is accepted). */
+bool zsq_get_enabled(void);
+void zsq_set_enabled(bool on);
+unsigned int zsq_get_max_permille(void);
+int zsq_set_max_permille(const char *val);
 
-/*
- * For zonesort_hold.c: someone isolating b's pageblock, or migrating one
- * of its pages, wants it back. True when the caller must now give its
- * pages back; c then says what they are and whether the caller also
- * frees b: else the sort holding it does, and b may be freed as soon as
- * this returns.
- */
-bool zsq_claim(struct zsq_block *b, struct zsq_claim *c);
-/* Frees b, whose pages are all back, once the kernel no longer uses it
- * (zsh_idle; the reaper's when it does). */
-void zsq_block_free(struct zsq_block *b);
+/* The last sort's figures (quarantine/stats). */
+struct zsq_figures zsq_last_figures(void);
 
-#ifdef ZS_TEST_HOOKS
-/* Test builds: the shrinker's scan of node nid from a test point, and
- * debugfs zonesort/held (after zs_dump_init). */
-void zsq_test_shrink(int nid);
-void zsq_debugfs_init(void);
-#else
-static inline void zsq_test_shrink(int nid)
-{
-}
-#endif
-
-/* The quarantine's files in each node's sysfs directory. */
-extern const struct attribute_group zsq_node_group;
-
-/* Adds the quarantine directory to the module's sysfs directory dir;
- * registers the shrinker and the memory-offline notifier. Before the
- * nodes' directories are made. */
-int zsq_init(struct kobject *dir);
-/* Gives everything back; after the last sort, the nodes' directories
- * removed. */
-void zsq_exit(void);
 #else
 /* Kernels where held pages cannot be kept out of isolation's way (see
  * Kbuild): no quarantine, no file; the sort alone. */
@@ -160,14 +112,6 @@ static inline void zsq_sort_done(struct zsq_sort *qs)
 {
 }
 
-static inline int zsq_init(struct kobject *dir)
-{
-	return 0;
-}
-
-static inline void zsq_exit(void)
-{
-}
 #endif
 
 #endif

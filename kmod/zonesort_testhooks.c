@@ -25,7 +25,7 @@
  * passes point (with that block, when @pfn is given) sleep ms
  * milliseconds; "point[@pfn]:shrink" makes it run the quarantine's
  * shrinker on the block's node there, as reclaim entered from that thread
- * would. Several arms are separated by commas; "none" disarms all.
+ * would (the quarantine registers it: zs_test_set_shrink). Several arms are separated by commas; "none" disarms all.
  * test_fired names the last point that fired, its block and how many have
  * fired, so a test knows when the pause began. test_take lists first
  * pfns of free blocks the next sort holds besides what it picks, so that
@@ -42,7 +42,7 @@
 #include <linux/string.h>
 
 #include "zonesort_compat.h"
-#include "zonesort_internal.h"
+#include "zonesort_testhooks.h"
 
 static int zs_test_move_resume;
 module_param_named(test_move_resume, zs_test_move_resume, int, 0644);
@@ -263,8 +263,16 @@ static const struct kernel_param_ops zs_test_fired_ops = {
 module_param_cb(test_fired, &zs_test_fired_ops, NULL, 0444);
 MODULE_PARM_DESC(test_fired, "test builds: the last test point that fired, its block, and how many fired");
 
+static void (*zs_test_shrink_fn)(int nid);
+
+void zs_test_set_shrink(void (*fn)(int nid))
+{
+	WRITE_ONCE(zs_test_shrink_fn, fn);
+}
+
 enum zs_test_action zs_test_at(enum zs_test_point point, unsigned long pfn)
 {
+	void (*shrink)(int nid);
 	struct zs_test_arm hit = { .point = -1 };
 	int i;
 
@@ -288,6 +296,9 @@ enum zs_test_action zs_test_at(enum zs_test_point point, unsigned long pfn)
 		hit.action == ZS_TA_PAUSE ? "pause" : "shrink", hit.ms);
 	if (hit.action == ZS_TA_PAUSE)
 		msleep(hit.ms);
+	shrink = READ_ONCE(zs_test_shrink_fn);
+	if (hit.action == ZS_TA_SHRINK && shrink)
+		shrink(pfn_to_nid(pfn));
 	return hit.action;
 }
 
