@@ -13,10 +13,20 @@
 KM_WORK=${KM_WORK:-$ZS_BUILDDIR/kmod-test}
 
 # km_root SERIES: the root file system holding that kernel series: "" (the
-# host) for 6.1 and 6.12, the sid release root for 7. Fails, saying what
-# is missing, when that root is not there; returns 3 when it could not be
-# made because the Debian archive was unreachable (scripts/test-all).
+# host) for 6.1 and 6.12, the sid release root for 7; with
+# ZS_DEBUG_KERNEL set, the debug kernel scripts/debug-kernel built for the
+# series in $ZS_KERNELS. Fails, saying what is missing, when that root is
+# not there; returns 3 when it could not be made because the Debian
+# archive was unreachable (scripts/test-all).
 km_root() {
+	if [ -n "${ZS_DEBUG_KERNEL:-}" ]; then
+		if ! "$ZS_SRCDIR/scripts/debug-kernel" --check "$1" > /dev/null 2>&1; then
+			echo "no debug kernel for Linux $1 in ${ZS_KERNELS:-build/kernels}: build it with scripts/debug-kernel $1" >&2
+			return 1
+		fi
+		printf '%s' "${ZS_KERNELS:-$ZS_SRCDIR/build/kernels}/debug-$1"
+		return 0
+	fi
 	case $1 in
 	7*)
 		if ! "$ZS_SRCDIR/scripts/release-root" --check sid 2> /dev/null; then
@@ -86,8 +96,10 @@ km_need_kernel() {
 km_make() {
 	local root=$1 kver=$2 dir=$3
 	shift 3
-	if [ -z "$root" ]; then
-		make -C "${KM_KDIR:-/lib/modules/$kver/build}" M="$dir" "$@"
+	if [ -z "$root" ] || [ -f "$root/.zonesort-debug-kernel" ]; then
+		# The host's kernels, and debug kernels (scripts/debug-kernel),
+		# built with the host's compiler.
+		make -C "${KM_KDIR:-$root/lib/modules/$kver/build}" M="$dir" "$@"
 	else
 		# KM_KDIR, a tree outside ROOT, is seen at /tmp/zs-kdir inside.
 		unshare --mount --propagation private sh -c '
