@@ -29,8 +29,6 @@ unsigned long zsq_give_back(int nid, struct list_head *list)
 	struct zsq_block *b, *next;
 	unsigned long pages = 0;
 
-	if (!list_empty(list))
-		zs_test_give_back_pause();
 	list_for_each_entry_safe(b, next, list, link) {
 		list_del(&b->link);
 		pages += 1UL << b->order;

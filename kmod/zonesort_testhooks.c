@@ -16,9 +16,7 @@
  * to (right: a sort only reorders lists; the hook then puts it back),
  * "returned" to its old list, "gone" (allocated or merged meanwhile:
  * nothing shown), or "none" when the sort ended with the hook still armed
- * (no walk resumed). The parameter test_give_back_delay_ms holds blocks
- * that are off their lists and on their way back that long before they
- * are freed, so that isolation (compaction, offlining) meets them there.
+ * (no walk resumed).
  *
  * Test points (enum zs_test_point) stage a race at a chosen place once:
  * writing "point[@pfn]:pause:ms" to test_at makes the next thread that
@@ -62,18 +60,6 @@ static struct {
 	unsigned int order;
 	int from, to;
 } zs_moved;
-
-static unsigned int zs_test_give_back_ms;
-module_param_named(test_give_back_delay_ms, zs_test_give_back_ms, uint, 0644);
-MODULE_PARM_DESC(test_give_back_delay_ms, "test builds: pause before blocks on their way back are freed (0-1000 ms)");
-
-void zs_test_give_back_pause(void)
-{
-	unsigned int ms = READ_ONCE(zs_test_give_back_ms);
-
-	if (ms)
-		msleep(min(ms, 1000U));
-}
 
 unsigned int zs_test_batch(unsigned int batch)
 {

@@ -40,8 +40,6 @@ void zs_test_check(void);
 /* The entries a walk records per lock hold: batch, or fewer when the
  * test_batch parameter says so (a walk then resumes on short lists too). */
 unsigned int zs_test_batch(unsigned int batch);
-/* Called in process context before blocks on their way back are freed. */
-void zs_test_give_back_pause(void);
 #else
 static inline void zs_test_resume(struct zone *zone, struct page *page, unsigned int order, int mt)
 {
@@ -54,10 +52,6 @@ static inline void zs_test_check(void)
 static inline unsigned int zs_test_batch(unsigned int batch)
 {
 	return batch;
-}
-
-static inline void zs_test_give_back_pause(void)
-{
 }
 
 static inline enum zs_test_action zs_test_at(enum zs_test_point point, unsigned long pfn)

@@ -303,28 +303,6 @@ setp quarantine N
 huge huge_o2 $H2 100000
 setp quarantine Y
 step pool_free 300 sh -c "echo 0 > $H2"
-# --- race, last (its compactions undo the aging the phases above need),
-# on node 0 aged again: held blocks off their lists on their way back
-# (the test build's test_give_back_delay_ms holds them there 200 ms per
-# list) while compaction runs without pause; compaction takes held blocks
-# back itself while vm.compact_unevictable_allowed is 1. Each block must
-# be freed once, by one of the two.
-age age_race ${ZS_AGE_MIB:-300}
-sortstep sort_race
-M race_held=$(q held_pages) race_unevictable=$(cat /proc/sys/vm/compact_unevictable_allowed) \
-	race_free1=$(mi MemFree) race_kr1=$(mi KReclaimable)
-setp test_give_back_delay_ms 200
-rm -f /tmp/compact.stop
-bg race_compact 300 sh -c "n=0; while [ ! -e /tmp/compact.stop ]; do
-	echo 1 > /proc/sys/vm/compact_memory; n=\$((n + 1)); done; echo compactions=\$n"
-COMPACTOR=$BG
-step race_release 120 sh -c "echo 1 > $Q/release"
-touch /tmp/compact.stop
-wait $COMPACTOR
-setp test_give_back_delay_ms 0
-M race_compactions=$(kv race_compact compactions) race_held2=$(q held_pages) \
-	race_free2=$(mi MemFree) race_kr2=$(mi KReclaimable)
-
 M tainted=$(cat /proc/sys/kernel/tainted)
 echo "ZSTEST_BEGIN dmesg_all"
 dmesg
