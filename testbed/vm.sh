@@ -534,3 +534,80 @@ km_host_requests() {
 	done
 }
 
+# km_torture ROOT KVER KO LOG SECONDS SEED [CYCLE]: boots the torture guest
+# (testbed/guest-torture.sh) for SECONDS of torture with SEED, rmmod and
+# insmod every CYCLE seconds (default 20): node 0 with 1 GiB of boot
+# memory behind a 256 MiB direct-mapped cache, a 512 MiB DIMM for
+# ZONE_MOVABLE, a 1 GiB DIMM for the kernel zone (1 GiB pages) and a
+# 512 MiB virtio-mem device whose size the guest asks the host to change.
+# KM_TORTURE_APPEND adds kernel command-line words (debug kernels:
+# page_owner=on). Returns 0 when the guest reached its end marker.
+km_torture() {
+	local root=$1 kver=$2 ko=$3 log=$4 secs=$5 seed=$6 cycle=${7:-20} initrd sock watcher rc
+	initrd=${log%.log}.cpio.gz
+	sock=${log%.log}.qmp
+	rm -f "$log" "$sock"
+	KM_ROOT=$root KM_KERNEL_MODS="virtio_pci virtio_mem" km_initramfs "$initrd" "$kver" "$ko" \
+		"$ZS_SRCDIR/testbed/guest-torture.sh" || return 1
+	KM_MEM_OPTS=",slots=4,maxmem=8G"
+	KM_QEMU_ARGS=(-object memory-backend-ram,id=dm,size=512M -device pc-dimm,id=dimmm,memdev=dm,node=0
+		-object memory-backend-ram,id=dg,size=1G -device pc-dimm,id=dimmg,memdev=dg,node=0
+		-object memory-backend-ram,id=vmm,size=512M
+		-device virtio-mem-pci,id=vm0,memdev=vmm,node=0,requested-size=512M
+		-qmp "unix:$sock,server=on,wait=off")
+	km_host_requests "$log" "$sock" "${log%.log}.host" &
+	watcher=$!
+	KM_APPEND="memhp_default_state=offline ZS_TORTURE_S=$secs ZS_SEED=$seed ZS_CYCLE_S=$cycle ${KM_TORTURE_APPEND:-}" \
+		km_boot "$root" "$kver" "$initrd" "$log" 1G:256M 2 $((secs * 3 + 900))
+	rc=$?
+	wait "$watcher"
+	unset KM_MEM_OPTS KM_QEMU_ARGS
+	return $rc
+}
+
+# km_torture_reports LOG: the kernel's reports in a torture guest's log,
+# one line each: KASAN, lockdep, DEBUG_VM, list debugging, slab debugging,
+# kmemleak (those naming the module), hung tasks, soft lockups, RCU
+# stalls, warnings, oopses, bad pages.
+km_torture_reports() {
+	km_lines "$1" dmesg_all | grep -E 'BUG: KASAN|KASAN:|possible circular locking|possible recursive locking|inconsistent lock state|lock held when returning|bad unlock balance|sleeping function called from invalid|VM_BUG_ON|kernel BUG at|list_add corruption|list_del corruption|list_debug|BUG [a-z_-]+ \(|Poison overwritten|Redzone|blocked for more than|soft lockup|hard LOCKUP|rcu.*stall|WARNING:|Oops|general protection|Bad page|unable to handle'
+	[ "$(km_get "$1" kmemleak_zonesort)" = "" ] || [ "$(km_get "$1" kmemleak_zonesort)" = 0 ] ||
+		echo "kmemleak: $(km_get "$1" kmemleak_zonesort) unreferenced object(s) allocated by the module"
+}
+
+# km_torture_check SERIES LOG: the pass criteria of a torture run, as TAP
+# results. Free memory (MemFree and the per-CPU lists' pages) after the
+# final release and rmmod within 16 MiB of its value before that load
+# (what the guest's shell and the kernel's own caches move meanwhile);
+# Balloon, offline pages and (debug kernels) pages page_owner says the
+# module allocated back to their values.
+km_torture_check() {
+	local s=$1 log=$2 g
+	g() { km_get "$log" "$1"; }
+	ok "$s: the torture guest reached its end marker (seed $(g seed), $(g torture_s) s)" \
+		grep -q '^ZSTEST_END rc=0' <(tr -d '\r' < "$log") || {
+		tr -d '\r' < "$log" | grep -E '^ZSTEST_FAIL|Kernel panic|BUG|Oops' | head -10 | sed 's/^/# /'
+		tr -d '\r' < "$log" | tail -30 | sed 's/^/# /'
+		return 1
+	}
+	is "$(km_failed_steps "$log")" "" "$s: every guest step exited 0"
+	diag "$s: $(g cycles) rmmod/insmod cycles, $(g actions) worker actions (sorter $(g actions_sorter), hotplug $(g actions_hotplug), vmem $(g actions_vmem), huge $(g actions_huge), pressure $(g actions_pressure), toggles $(g actions_toggles), compactor $(g actions_compactor))"
+	cmp_ok "$(g rmmods)" -ge 2 "$s: rmmod ran under load ($(g rmmods) times)"
+	cmp_ok "$(g rmmod_cs_max)" -le 1000 "$s: every rmmod returned within 10 s (longest $(g rmmod_cs_max) cs)"
+	cmp_ok "$(g sort_held_max)" -gt 0 "$s: sorts during the torture held pages (at most $(g sort_held_max))"
+	cmp_ok "$(g end_held_pages)" -gt 0 "$s: the final sorts held pages ($(g end_held_pages))"
+	is "$(g end_released_pages)/$(g end_released_blocks)" 0/0 "$s: ... and release left nothing held"
+	num_ok "$s: free memory (MemFree and per-CPU lists) after release and rmmod within 16 MiB of before the load ($(g base_memfree_kb) -> $(g after_memfree_kb) kB)" \
+		"$(g after_memfree_kb) - $(g base_memfree_kb) >= -16384 && $(g after_memfree_kb) - $(g base_memfree_kb) <= 16384"
+	is "$(g after_memtotal_kb)" "$(g base_memtotal_kb)" "$s: ... with the same MemTotal"
+	is "$(g after_offline_pages)" "$(g base_offline_pages)" "$s: no page left offline (kpageflags: balloon pages)"
+	if [ -n "$(g base_balloon_kb)" ]; then
+		is "$(g after_balloon_kb)" "$(g base_balloon_kb)" "$s: Balloon back to $(g base_balloon_kb) kB"
+	fi
+	num_ok "$s: KReclaimable back within 4 MiB ($(g base_kreclaimable_kb) -> $(g after_kreclaimable_kb) kB)" \
+		"$(g after_kreclaimable_kb) - $(g base_kreclaimable_kb) <= 4096"
+	if [ "$(g page_owner)" = 1 ]; then
+		is "$(g page_owner_zonesort)" 0 "$s: page_owner: no page allocated by the module after release"
+	fi
+	is "$(km_torture_reports "$log")" "" "$s: no KASAN, lockdep, DEBUG_VM, list, slab or kmemleak report, hung task, soft lockup, stall, warning or oops"
+}
