@@ -111,8 +111,8 @@ races_test() {
 		is "$(g unload_held) $(g unload_fired)" "yes yes" \
 			"$s: a held 2 MiB block's subblock was unplugged and the callback that claimed it paused"
 		is "$(g unload_rmmod_rc)" 0 "$s: rmmod during the callback's pause succeeded"
-		num_ok "$s: rmmod waited for that callback (5 s pause; rmmod took $(g unload_rmmod_cs) cs) and no more than 10 s" \
-			"$(g unload_rmmod_cs) >= 300 && $(g unload_rmmod_cs) <= 1000"
+		num_ok "$s: rmmod waited for that callback (3 s pause; rmmod took $(g unload_rmmod_cs) cs) and no more than 10 s" \
+			"$(g unload_rmmod_cs) >= 150 && $(g unload_rmmod_cs) <= 1000"
 		is "$(km_lines "$log" unload_dmesg | grep -E 'BUG|Oops|general protection|unable to handle|Objects remaining')" "" \
 			"$s: ... and the kernel log after it shows no crash and no descriptor left in the cache"
 	fi
@@ -127,7 +127,7 @@ races_test() {
 	# A block claimed by memory offline while a sort picks it.
 	if phase picking; then
 		cmp_ok "$(g picking_held)" -ge 1 "$s: blocks of the DIMM held for the sort to pick ($(g picking_held))"
-		is "$(g picking_fired) $(g picking_sort)" "yes ok" "$s: ... paused 4 s there, then finished"
+		is "$(g picking_fired) $(g picking_sort)" "yes ok" "$s: ... paused 2 s there, then finished"
 		is "$(g picking_off_rc)/$(g picking_off_state)" ok/offline \
 			"$s: memory block $(g picking_block) went offline, claiming the block the sort held in its pick"
 		is "$(g picking_failed_ours)" 0 "$s: ... and no page of a block the module held was one it failed to isolate"
@@ -137,7 +137,7 @@ races_test() {
 	if phase taken; then
 		like "$(g taken_pfn)" '^[0-9]+$' "$s: a free block of the DIMM to take ($(g taken_pfn), try $(g taken_tries))"
 		is "$(g taken_fired) $(g taken_sort) $(g taken_off_rc)" "yes ok ok" \
-			"$s: the sort paused 4 s after taking it, memory offline isolated it meanwhile, both finished"
+			"$s: the sort paused 2 s after taking it, memory offline isolated it meanwhile, both finished"
 		is "$(g taken_blocks_file)" "$(g taken_blocks_listed)" \
 			"$s: ... quarantine_held_blocks equals the blocks the module lists ($(g taken_blocks_listed))"
 		is "$(g taken_blocks_after)/$(g taken_pages_after)" 0/0 "$s: ... and is 0 after a release, as are its pages"

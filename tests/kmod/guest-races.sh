@@ -181,13 +181,13 @@ resize() {
 # --- unload: the top subblock goes first (nothing held there); then the
 # block right below it, a free 2 MiB block, is held, and the host asks
 # for it: virtio-mem's contiguous allocation isolates it and the
-# callback that claims it pauses 5 s; rmmod meanwhile must wait for it.
+# callback that claims it pauses 3 s; rmmod meanwhile must wait for it.
 phase_unload() {
 	resize unplug1 $((PLUGGED - 2))
 	U=$((TOPP - 512))
 	stage unload_stage $U
 	M unload_held=$(is_held $U && echo yes || echo no) unload_order=$(held_order $U)
-	echo "claimed@$U:pause:5000" > $P/test_at
+	echo "claimed@$U:pause:3000" > $P/test_at
 	n0=$(fired)
 	dmesg_mark
 	echo "ZSTEST_HOST resize vm0 $(((PLUGGED - 2) * 1048576))"
@@ -196,7 +196,7 @@ phase_unload() {
 	M unload_fired=$(wait_fired $((n0 + 1)) 30 && echo yes || echo no)
 	unload unload_rmmod
 	M unload_loaded=$([ -d /sys/module/zonesort ] && echo yes || echo no)
-	sleep 6
+	sleep 4
 	dmesg_since unload_dmesg
 	step unload_insmod 30 insmod /zonesort.ko
 }
@@ -235,19 +235,19 @@ stage_held() {
 }
 
 # --- picking: blocks of order 3 in the second DIMM block held; a sort
-# pulls them for its pick and pauses 4 s once it has pulled one of them;
-# memory offline of that block claims it meanwhile and pauses 6 s after
+# pulls them for its pick and pauses 2 s once it has pulled one of them;
+# memory offline of that block claims it meanwhile and pauses 3 s after
 # the claim, so that the sort settles the block first.
 phase_picking() {
 	set -- $(stage_held picking_stage 3 3 $DM1 4)
 	M picking_held=$#
 	X=${1:-0}
 	n0=$(fired)
-	echo "picking@$X:pause:4000" > $P/test_at
+	echo "picking@$X:pause:2000" > $P/test_at
 	bg picking_sort 120 zstest write $Z/nodeid 0
 	SORTER=$BG
 	M picking_fired=$(wait_fired $((n0 + 1)) 60 && echo yes || echo no)
-	echo "claimed@$X:pause:6000" > $P/test_at
+	echo "claimed@$X:pause:3000" > $P/test_at
 	cp $D/held /tmp/held_before
 	offline_bg picking_off $(blk $X)
 	OFFLINER=$BG
@@ -263,7 +263,7 @@ phase_picking() {
 		END { print c + 0 }' /tmp/held_before -)
 }
 
-# --- taken: a sort takes a block of the third DIMM block and pauses 4 s
+# --- taken: a sort takes a block of the third DIMM block and pauses 2 s
 # before it checks the block's pageblock; memory offline isolates it
 # meanwhile, so the block goes straight back. A block that is no longer
 # free by the end of the sort is not taken: another one is tried.
@@ -273,7 +273,7 @@ phase_taken() {
 	while [ $_t -lt 3 ]; do
 		Y=$(free_blocks 2 4 $DM2 $DM2 1)
 		n0=$(fired)
-		echo "taken@$Y:pause:4000" > $P/test_at
+		echo "taken@$Y:pause:2000" > $P/test_at
 		echo "$Y" > $P/test_take
 		bg taken_sort 120 zstest write $Z/nodeid 0
 		SORTER=$BG
@@ -324,10 +324,10 @@ phase_drain() {
 # --- late: pages a migration isolated and puts back after their block
 # was given back. The lowest free block of 64 to 512 pages of
 # ZONE_MOVABLE is held: compaction begins there; a sort pulls it for its
-# pick and pauses 12 s;
-# compaction isolates its first pages (at most 32) and pauses 20 s in the
+# pick and pauses 6 s;
+# compaction isolates its first pages (at most 32) and pauses 10 s in the
 # first migration callback; memory offline of its memory block claims
-# the block through its other pages meanwhile, then gives up after 6 s
+# the block through its other pages meanwhile, then gives up after 3 s
 # (a signal), the pages compaction holds being busy; the sort settles
 # the block; compaction then finds the pageblock no longer isolated and
 # puts its pages back. rmmod must not wait for them for ever.
@@ -338,17 +338,17 @@ phase_late() {
 	M late_held=$# late_pfn=$B late_order=$(held_order $B) late_others=$(held | grep -vc " pfn=$(printf '%#x' $B)\$")
 	[ $# -ge 1 ] || return 0
 	n0=$(fired)
-	echo "picking@$B:pause:12000" > $P/test_at
+	echo "picking@$B:pause:6000" > $P/test_at
 	bg late_sort 120 zstest write $Z/nodeid 0
 	SORTER=$BG
 	M late_picking=$(wait_fired $((n0 + 1)) 60 && echo yes || echo no)
-	echo "callback:pause:20000" > $P/test_at
+	echo "callback:pause:10000" > $P/test_at
 	bg late_compact 120 sh -c 'echo 1 > /proc/sys/vm/compact_memory'
 	COMPACTOR=$BG
 	M late_callback=$(wait_fired $((n0 + 2)) 30 && echo yes || echo no) \
 		late_callback_pfn=$(sed -n 's/.* pfn=\(0x[0-9a-f]*\).*/\1/p' $P/test_fired)
 	dmesg_mark
-	timeout 6 zstest write $MEM/memory$DM0/state offline > $OUT/late_off 2>&1
+	timeout 3 zstest write $MEM/memory$DM0/state offline > $OUT/late_off 2>&1
 	M late_off=$(out late_off | tr ' ' _) late_state=$(cat $MEM/memory$DM0/state)
 	wait $SORTER
 	wait $COMPACTOR
@@ -364,7 +364,7 @@ phase_late() {
 # over everything held, as reclaim entered from that thread would.
 phase_shrink() {
 	step release_shrink 30 sh -c "echo 1 > $Q/release"
-	set -- $(stage_held shrink_stage 2 6 $DM0 8)
+	set -- $(stage_held shrink_stage 2 10 $DM0 8)
 	M shrink_held=$#
 	n0=$(fired)
 	echo "callback:shrink" > $P/test_at
