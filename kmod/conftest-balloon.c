@@ -4,6 +4,7 @@
  * <linux/balloon_compaction.h> with another protocol). The quarantine
  * holds its blocks that way where modules cannot mark pages movable:
  * see zonesort_hold.c. */
+/* exports: balloon_page_list_enqueue balloon_page_list_dequeue alloc_contig_range|alloc_contig_range_noprof free_contig_range split_page */
 #include "conftest-prelude.h"
 #include <linux/balloon.h>
 

@@ -3,6 +3,7 @@
  * builds this with the probes' command and their headers, using members
  * all of those kernels have. Kbuild stops the build when it does not:
  * then no probe result could be trusted. */
+/* exports: __free_pages alloc_pages|alloc_pages_noprof kmem_cache_free */
 #include "conftest-prelude.h"
 
 int zs_conftest(struct zone *zone, struct per_cpu_pages *pcp);

@@ -3,6 +3,7 @@
  * (reference count 0) and give it back: sid's 7.2, not Debian's 6.1 or
  * 6.12. The quarantine holds its blocks that way where it can: see
  * zonesort_quarantine.c. */
+/* exports: alloc_contig_frozen_range|alloc_contig_frozen_range_noprof free_contig_frozen_range */
 #include "conftest-prelude.h"
 
 #ifndef CONFIG_CONTIG_ALLOC

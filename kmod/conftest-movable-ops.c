@@ -3,6 +3,7 @@
  * own operations (__SetPageMovable: Debian's 6.1 and 6.12, not sid's 7.2)
  * and allocate a given range. The quarantine needs both: see
  * zonesort_quarantine.c. */
+/* exports: __SetPageMovable __ClearPageMovable alloc_contig_range|alloc_contig_range_noprof free_contig_range */
 #include "conftest-prelude.h"
 
 #ifndef CONFIG_CONTIG_ALLOC

@@ -32,7 +32,7 @@
 #include <linux/vmalloc.h>
 
 #include "zonesort_compat.h"
-#include "zonesort_internal.h"
+#include "zonesort_dump.h"
 
 struct zs_dump {
 	char *text;
@@ -207,6 +207,11 @@ static const struct file_operations zs_dump_fops = {
 };
 
 static struct dentry *zs_dump_dir;
+
+struct dentry *zs_debugfs_dir(void)
+{
+	return zs_dump_dir;
+}
 
 void zs_dump_init(void)
 {

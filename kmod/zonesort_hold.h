@@ -10,7 +10,7 @@
 
 #include <linux/mm_types.h>
 
-struct zsq_block;
+#include "zonesort_held.h"
 
 /*
  * True when a pageblock's isolation takes held blocks back by itself
@@ -21,6 +21,10 @@ struct zsq_block;
  */
 bool zsh_isolation_takes_back(void);
 
+/* The largest order a block can be held at: what pageblock isolation
+ * can take back whatever range it isolates. */
+unsigned int zsh_max_order(void);
+
 /*
  * head: a block of 2^b->order pages just allocated as one non-compound
  * allocation (reference count 1 on head, 0 on the others). Holds it for
@@ -29,10 +33,25 @@ bool zsh_isolation_takes_back(void);
  */
 int zsh_hold(struct zsq_block *b, struct page *head);
 
-/* Gives a block held by zsh_hold back to the page allocator. May sleep. */
-void zsh_release(struct zsq_block *b);
+/*
+ * Gives b, which the quarantine no longer holds, back to the page
+ * allocator without waiting for the kernel: what cannot go back at once
+ * (pages a migration isolated, a head another thread has locked) the
+ * reaper finishes, which then frees the descriptor. Never sleeps for the
+ * kernel.
+ */
+void zsh_give_back(struct zsq_block *b);
 
-/* True when the kernel no longer uses b: its descriptor may be freed. */
-bool zsh_idle(struct zsq_block *b);
+/* Frees b, whose pages are all back, once the kernel no longer uses it
+ * (the reaper's when it does). */
+void zsh_free(struct zsq_block *b);
+
+/*
+ * Unloading, after the last block was given back: waits until no
+ * isolation or migration callback runs in the module (the kernel makes
+ * them without a reference on it) and the reaper has finished every
+ * block, saying with pr_err every ZS_WAIT_WARN_S what it waits for.
+ */
+void zsh_drain(void);
 
 #endif

@@ -7,18 +7,11 @@
  * blocks, and the buddy allocator hands out every smaller block before it
  * splits a larger one; collisions among those blocks stay whatever their
  * order (zonesort_quarantine_policy.h). During a sort, at each movable
- * free list, zonesort_main.c passes us the list's snapshot; we take the
+ * free list, zonesort_sort.c passes us the list's snapshot; we take the
  * blocks the policy picks (zonesort_take.c) and the sort orders the rest.
  *
- * Held blocks (struct zsq_block, one per block) are in one of these
- * states, always reachable under their node's lock:
- *   INFLIGHT  being taken: owned by the sort, on no list; counted;
- *   HELD      on the node's list for its zone and order;
- *   PICKING   pulled onto the node's picking list by the sort, which
- *             decides whether it stays held; only the sort unlinks it;
- *   GONE      a PICKING block whose pages went back meanwhile; the sort
- *             frees its descriptor.
- * They go back to the page allocator
+ * Held blocks (struct zsq_block, zonesort_held.h, one per block) go back
+ * to the page allocator
  *   - when the node is sorted again and the block no longer collides
  *     (each list's held blocks are picked afresh with the list),
  *   - when whoever isolates its pageblock asks (zonesort_hold.c): memory
@@ -27,7 +20,8 @@
  *   - under memory pressure: a shrinker, reporting them as reclaimed,
  *   - on "1" written to quarantine/release (every node's) or to a node's
  *     quarantine_release, and when the quarantine is switched off or the
- *     module unloads.
+ *     module unloads (zonesort_quarantine_sysfs.c, zonesort_giveback.c).
+ * This file is the quarantine's part of a sort.
  *
  * Bounds. A node holds at most quarantine_max_permille per mille of its
  * cache's pages, at every instant: a take first makes room by giving back
@@ -50,47 +44,33 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/atomic.h>
 #include <linux/bsearch.h>
 #include <linux/gfp.h>
-#include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
-#include <linux/memory.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
-#include <linux/nodemask.h>
-#include <linux/notifier.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
-#include <linux/shrinker.h>
-#include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/spinlock.h>
-#include <linux/swap.h>
-#include <linux/sysfs.h>
 #include <linux/vmstat.h>
 
 #include "zonesort_abi.h"
 #include "zonesort_compat.h"
+#include "zonesort_freelist.h"
+#include "zonesort_giveback.h"
+#include "zonesort_held.h"
 #include "zonesort_hold.h"
 #include "zonesort_internal.h"
 #include "zonesort_quarantine.h"
 #include "zonesort_quarantine_policy.h"
 #include "zonesort_take.h"
-
-/*
- * A block's state, under its node's lock:
- *   INFLIGHT   just taken, not yet on a list; isolation sets release_wanted
- *   HELD       on qn->held: isolation takes it off and gives it back
- *   PICKING    on qn->picking during a sort: isolation gives its pages back
- *              and marks it GONE; the sort frees the descriptor
- *   RELEASING  off every list, about to be given back by whoever took it
- *              off (zsq_give_back): isolation leaves it to them
- */
-enum zsq_state { ZSQ_INFLIGHT = 1, ZSQ_HELD, ZSQ_PICKING, ZSQ_GONE, ZSQ_RELEASING };
+#include "zonesort_testhooks.h"
 
 /* Pages a sort may set aside as strays (zonesort_take.h): 8 MiB. */
 #define ZSQ_STRAY_PAGES 2048UL
@@ -105,17 +85,37 @@ MODULE_PARM_DESC(quarantine,
 
 static unsigned int zsq_max_permille = ZS_DEFAULT_Q_MAX_PERMILLE;
 
-static int zsq_set_permille(const char *val, const struct kernel_param *kp)
+int zsq_set_max_permille(const char *val)
 {
 	unsigned int v;
 
 	if (kstrtouint(val, 0, &v) || v > ZS_MAX_PERMILLE) {
 		pr_warn("%s: '%.*s' is not a number from 0 to 1000 (per mille of the cache's pages)\n",
-			kp->name, (int)strcspn(val, "\n"), val);
+			ZS_PARAM_Q_MAX_PERMILLE, (int)strcspn(val, "\n"), val);
 		return -EINVAL;
 	}
-	WRITE_ONCE(*(unsigned int *)kp->arg, v);
+	WRITE_ONCE(zsq_max_permille, v);
 	return 0;
+}
+
+static int zsq_set_permille(const char *val, const struct kernel_param *kp)
+{
+	return zsq_set_max_permille(val);
+}
+
+unsigned int zsq_get_max_permille(void)
+{
+	return READ_ONCE(zsq_max_permille);
+}
+
+bool zsq_get_enabled(void)
+{
+	return READ_ONCE(zsq_enabled);
+}
+
+void zsq_set_enabled(bool on)
+{
+	WRITE_ONCE(zsq_enabled, on);
 }
 
 static const struct kernel_param_ops zsq_permille_ops = {
@@ -127,233 +127,13 @@ module_param_cb(quarantine_max_permille, &zsq_permille_ops, &zsq_max_permille, 0
 MODULE_PARM_DESC(quarantine_max_permille,
 		 "most pages a node ever holds, per mille of the cache's pages (0-1000, default 500)");
 
-/* ------------------------------------------------------------------------
- * Per-node state.
- */
-struct zsq_node {
-	spinlock_t lock;
-	struct list_head held[MAX_NR_ZONES][ZS_NR_ORDERS];
-	unsigned long count[MAX_NR_ZONES][ZS_NR_ORDERS];	/* blocks on held[][] */
-	struct list_head picking;
-	unsigned long pages, nblocks;	/* INFLIGHT, HELD and PICKING blocks */
-	unsigned long peak;		/* most pages at any instant */
-	unsigned long max;		/* pages, from the last sort's geometry */
-};
-
-static struct zsq_node *zsq_nodes;	/* nr_node_ids entries */
-static struct kmem_cache *zsq_cache;
-
-static struct {
-	atomic64_t taken, released, shrunk, isolated, offlined;
-	/* blocks not taken: gone from the lists before the allocator got
-	 * there, or no room under the node's maximum */
-	atomic64_t gone, no_room;
-} zsq_stats;
-
 /* The last sort's figures, for quarantine/stats; written by the sort
  * at its end, read without a lock. */
 static struct zsq_figures zsq_last = { .nid = -1 };
 
-static void zsq_account(int nid, long pages)
+struct zsq_figures zsq_last_figures(void)
 {
-	mod_node_page_state(NODE_DATA(nid), NR_KERNEL_MISC_RECLAIMABLE, pages);
-}
-
-static struct zsq_node *zsq_node_of(const struct zsq_block *b)
-{
-	return &zsq_nodes[pfn_to_nid(b->pfn)];
-}
-
-/* Descriptors the kernel may still use (zsh_idle), freed later. */
-static LIST_HEAD(zsq_dead);
-static DEFINE_SPINLOCK(zsq_dead_lock);
-
-void zsq_block_free(struct zsq_block *b)
-{
-	if (zsh_idle(b)) {
-		kmem_cache_free(zsq_cache, b);
-		return;
-	}
-	spin_lock(&zsq_dead_lock);
-	list_add_tail(&b->link, &zsq_dead);
-	spin_unlock(&zsq_dead_lock);
-}
-
-/* Frees a descriptor that never held a block. */
-static void zsq_block_discard(struct zsq_block *b)
-{
-	kmem_cache_free(zsq_cache, b);
-}
-
-/* Frees the descriptors of zsq_dead the kernel is done with; true when
- * none is left. */
-static bool zsq_reap(void)
-{
-	struct zsq_block *b, *next;
-	LIST_HEAD(idle);
-	bool empty;
-
-	spin_lock(&zsq_dead_lock);
-	list_for_each_entry_safe(b, next, &zsq_dead, link)
-		if (zsh_idle(b))
-			list_move(&b->link, &idle);
-	empty = list_empty(&zsq_dead);
-	spin_unlock(&zsq_dead_lock);
-	list_for_each_entry_safe(b, next, &idle, link)
-		kmem_cache_free(zsq_cache, b);
-	return empty;
-}
-
-/* Caller holds qn->lock. */
-static void zsq_uncount(struct zsq_node *qn, const struct zsq_block *b)
-{
-	qn->pages -= 1UL << b->order;
-	qn->nblocks--;
-}
-
-/* Caller holds qn->lock; b is off every list and the caller gives it
- * back now: isolation leaves it alone from here on. */
-static void zsq_releasing(struct zsq_node *qn, struct zsq_block *b)
-{
-	b->state = ZSQ_RELEASING;
-	zsq_uncount(qn, b);
-}
-
-/* Caller holds qn->lock; b is HELD and the caller gives it back now. */
-static void zsq_unlist(struct zsq_node *qn, struct zsq_block *b)
-{
-	list_del(&b->link);
-	qn->count[b->zone][b->order]--;
-	zsq_releasing(qn, b);
-}
-
-/* Gives back the blocks on list, unlinked and uncounted already. */
-static unsigned long zsq_give_back(int nid, struct list_head *list)
-{
-	struct zsq_block *b, *next;
-	unsigned long pages = 0;
-
-	if (!list_empty(list))
-		zs_test_give_back_pause();
-	list_for_each_entry_safe(b, next, list, link) {
-		list_del(&b->link);
-		zsh_release(b);
-		pages += 1UL << b->order;
-		zsq_block_free(b);
-		cond_resched();
-	}
-	if (pages) {
-		zsq_account(nid, -(long)pages);
-		atomic64_add(pages, &zsq_stats.released);
-	}
-	return pages;
-}
-
-/* ------------------------------------------------------------------------
- * Giving held blocks back outside a sort.
- */
-
-/*
- * Moves to out the HELD blocks of qn->held[zi][order] within [start, end)
- * while *pages is under max_pages, ZS_BATCH entries per lock hold; the
- * others are rotated to the tail, each looked at once.
- */
-static void zsq_collect(struct zsq_node *qn, int zi, unsigned int order, struct list_head *out,
-			unsigned long max_pages, unsigned long start, unsigned long end,
-			unsigned long *pages)
-{
-	struct list_head *list = &qn->held[zi][order];
-	unsigned long left;
-
-	spin_lock(&qn->lock);
-	left = qn->count[zi][order];
-	while (left && *pages < max_pages) {
-		unsigned int batch = ZS_BATCH;
-
-		while (left && batch && *pages < max_pages && !list_empty(list)) {
-			struct zsq_block *b = list_first_entry(list, struct zsq_block, link);
-
-			left--;
-			batch--;
-			if (b->pfn + (1UL << order) <= start || b->pfn >= end) {
-				list_move_tail(&b->link, list);
-				continue;
-			}
-			zsq_unlist(qn, b);
-			list_add_tail(&b->link, out);
-			*pages += 1UL << order;
-		}
-		zs_note_hold(ZS_BATCH - batch);
-		if (list_empty(list))
-			break;
-		spin_unlock(&qn->lock);
-		cond_resched();
-		spin_lock(&qn->lock);
-	}
-	spin_unlock(&qn->lock);
-}
-
-/* Gives back up to max_pages pages (whole blocks, at least one block) of
- * node nid held in [start, end), the lists handed out last first: lower
- * zones, then higher orders. Blocks a running sort is picking or taking
- * are left to it. Returns the pages given back. */
-static unsigned long zsq_release(int nid, unsigned long max_pages, unsigned long start,
-				 unsigned long end)
-{
-	struct zsq_node *qn = &zsq_nodes[nid];
-	unsigned long pages = 0, given = 0;
-	int zi, order;
-	LIST_HEAD(out);
-
-	for (zi = 0; zi < MAX_NR_ZONES && pages < max_pages; zi++) {
-		for (order = ZS_NR_ORDERS - 1; order >= 0 && pages < max_pages; order--) {
-			zsq_collect(qn, zi, order, &out, max_pages, start, end, &pages);
-			given += zsq_give_back(nid, &out);
-		}
-	}
-	return given;
-}
-
-static unsigned long zsq_release_all(void)
-{
-	unsigned long pages = 0;
-	int nid;
-
-	for_each_node(nid)
-		pages += zsq_release(nid, ULONG_MAX, 0, ULONG_MAX);
-	return pages;
-}
-
-bool zsq_block_isolated(struct zsq_block *b, bool *free_block)
-{
-	struct zsq_node *qn = zsq_node_of(b);
-	bool give = true;
-
-	*free_block = false;
-	spin_lock(&qn->lock);
-	switch (b->state) {
-	case ZSQ_HELD:
-		zsq_unlist(qn, b);
-		*free_block = true;
-		break;
-	case ZSQ_PICKING:
-		zsq_uncount(qn, b);
-		b->state = ZSQ_GONE;
-		break;
-	case ZSQ_INFLIGHT:
-		b->release_wanted = true;
-		give = false;
-		break;
-	default:	/* GONE, RELEASING: another path gives it back */
-		give = false;
-	}
-	spin_unlock(&qn->lock);
-	if (give) {
-		zsq_account(pfn_to_nid(b->pfn), -(1L << b->order));
-		atomic64_add(1UL << b->order, &zsq_stats.isolated);
-		atomic64_add(1UL << b->order, &zsq_stats.released);
-	}
-	return give;
+	return zsq_last;	/* figures only: a reader may see two sorts' mixed */
 }
 
 /* ------------------------------------------------------------------------
@@ -442,6 +222,7 @@ static void zsq_unreserve(struct zsq_node *qn, unsigned long pages)
 static bool zsq_hold_taken(struct zsq_sort *qs, struct zsq_node *qn, struct zsq_block *b,
 			   struct page *page)
 {
+	unsigned long pages = 1UL << b->order;
 	bool back;
 	LIST_HEAD(out);
 
@@ -449,15 +230,19 @@ static bool zsq_hold_taken(struct zsq_sort *qs, struct zsq_node *qn, struct zsq_
 	b->release_wanted = false;
 	if (zsh_hold(b, page)) {
 		__free_pages(page, b->order);
-		zsq_unreserve(qn, 1UL << b->order);
-		zsq_block_discard(b);
+		zsq_unreserve(qn, pages);
+		zsq_block_destroy(b);
 		return false;
 	}
-	zsq_account(qs->nid, 1L << b->order);
+	zsq_account(qs->nid, pages);
+	atomic64_add(pages, &zsq_stats.taken);
+	zs_test_at(ZS_TP_TAKEN, b->pfn);
 	spin_lock(&qn->lock);
 	back = b->release_wanted || zs_pageblock_mt(b->pfn) == MIGRATE_ISOLATE;
 	if (back) {
-		zsq_releasing(qn, b);
+		/* Reserved, never counted among the node's blocks. */
+		b->state = ZSQ_RELEASING;
+		qn->pages -= pages;
 		list_add(&b->link, &out);
 	} else {
 		b->state = ZSQ_HELD;
@@ -466,8 +251,8 @@ static bool zsq_hold_taken(struct zsq_sort *qs, struct zsq_node *qn, struct zsq_
 		qn->nblocks++;
 	}
 	spin_unlock(&qn->lock);
+	/* b may be freed from here on. */
 	zsq_give_back(qs->nid, &out);
-	atomic64_add(1UL << b->order, &zsq_stats.taken);
 	return !back;
 }
 
@@ -496,8 +281,11 @@ static size_t zsq_take_batch(struct zsq_sort *qs, struct zone *zone, unsigned in
 	struct page *got[ZS_TAKE_BATCH];
 	size_t want = zsq_fit(qs, zone, order, n), i, left = 0;
 
+	if (order > zsh_max_order())
+		return n;
+
 	for (i = 0; i < want; i++) {
-		bs[i] = kmem_cache_alloc(zsq_cache, GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN);
+		bs[i] = zsq_block_new();
 		if (!bs[i])
 			break;
 	}
@@ -506,7 +294,7 @@ static size_t zsq_take_batch(struct zsq_sort *qs, struct zone *zone, unsigned in
 		qs->f.room_short += want << order;
 		atomic64_add(want, &zsq_stats.no_room);
 		while (want)
-			zsq_block_discard(bs[--want]);
+			zsq_block_destroy(bs[--want]);
 	}
 	if (want)
 		zs_take_blocks(zone, order, pfns, want, got, &qs->strays);
@@ -526,7 +314,7 @@ static size_t zsq_take_batch(struct zsq_sort *qs, struct zone *zone, unsigned in
 		}
 		if (i < want) {
 			zsq_unreserve(qn, 1UL << order);
-			zsq_block_discard(bs[i]);
+			zsq_block_destroy(bs[i]);
 			atomic64_inc(&zsq_stats.gone);
 			qs->f.failed++;
 		}
@@ -621,7 +409,7 @@ static void zsq_settle_picked(struct zsq_sort *qs, struct zsq_node *qn, u64 *kee
 
 			list_del(&b->link);
 			if (b->state == ZSQ_GONE) {
-				zsq_block_free(b);
+				zsh_free(b);
 			} else if (bsearch(&pfn, keep, nkeep, sizeof(*keep), zsq_cmp_pfn) &&
 				   zs_pageblock_mt(b->pfn) != MIGRATE_ISOLATE) {
 				b->state = ZSQ_HELD;
@@ -652,36 +440,78 @@ static int zs_alloc_contig(unsigned long pfn, unsigned long nr)
 #endif
 }
 
+/*
+ * A free page of zone whose pageblock alloc_contig_range() may isolate
+ * for a moment without failing an offline that could otherwise succeed
+ * (offlining gives up on a range with a pageblock isolated already): in
+ * boot memory (an early section, not hotplugged) with a pageblock of
+ * unmovable or reclaimable type in the same section, which holds the
+ * kernel's own pages that keep its memory block from going offline
+ * anyway. The first such section of the zone, among the first
+ * ZSQ_DRAIN_SECTIONS; 0 when there is none. Read without zone->lock: a
+ * page that is no longer free by then only costs alloc_contig_range() a
+ * migration or a failure.
+ */
+#define ZSQ_DRAIN_SECTIONS 64
+
+static bool zsq_section_pinned(unsigned long start)
+{
+	unsigned long pfn;
+
+	for (pfn = start; pfn < start + PAGES_PER_SECTION; pfn += pageblock_nr_pages) {
+		int mt = zs_pageblock_mt(pfn);
+
+		if (mt == MIGRATE_UNMOVABLE || mt == MIGRATE_RECLAIMABLE)
+			return true;
+	}
+	return false;
+}
+
+static unsigned long zsq_drain_pfn(struct zone *zone)
+{
+	unsigned long start = round_down(zone->zone_start_pfn, PAGES_PER_SECTION);
+	unsigned long end = zone_end_pfn(zone), sec, pfn;
+	unsigned int seen = 0;
+
+	for (sec = start; sec < end && seen < ZSQ_DRAIN_SECTIONS; sec += PAGES_PER_SECTION) {
+		struct mem_section *ms = __pfn_to_section(sec);
+
+		if (!valid_section(ms) || !online_section(ms))
+			continue;
+		seen++;
+		if (!early_section(ms) || !zsq_section_pinned(sec))
+			continue;
+		for (pfn = max(sec, zone->zone_start_pfn); pfn < min(sec + PAGES_PER_SECTION, end);
+		     pfn++) {
+			struct page *page = pfn_to_online_page(pfn);
+
+			if (page && page_zone(page) == zone && PageBuddy(page) &&
+			    zs_pageblock_mt(pfn) == MIGRATE_MOVABLE)
+				return pfn;
+		}
+		cond_resched();
+	}
+	return 0;
+}
+
 /* Empties the zone's per-CPU lists into the free lists, where the sort and
  * the policy see them: they are handed out before any free list, and
  * blocks given back land there. drain_all_pages() is not exported;
- * alloc_contig_range() calls it (with an LRU drain): one first block of
- * the lowest non-empty movable list is allocated and freed at once. */
+ * alloc_contig_range() calls it (with an LRU drain) on the zone of its
+ * range: one free page (zsq_drain_pfn) is allocated and freed at once. */
 static void zsq_drain(struct zsq_sort *qs, struct zone *zone)
 {
-	unsigned long flags, pfn = 0;
-	unsigned int order, found = 0;
+	unsigned long pfn = zsq_drain_pfn(zone);
 
-	spin_lock_irqsave(&zone->lock, flags);
-	for (order = 0; order < ZS_NR_ORDERS && !pfn; order++) {
-		struct list_head *list = &zone->free_area[order].free_list[MIGRATE_MOVABLE];
-
-		if (!list_empty(list)) {
-			pfn = page_to_pfn(list_first_entry(list, struct page, ZS_LINK));
-			found = order;
-		}
-	}
-	spin_unlock_irqrestore(&zone->lock, flags);
-	if (!pfn || !zsq_room(qs, zone, 1UL << found))
+	if (!pfn || !zsq_room(qs, zone, 1))
 		return;
 	qs->f.allcpu_ops++;
-	if (!zs_alloc_contig(pfn, 1UL << found))
-		free_contig_range(pfn, 1UL << found);
+	if (!zs_alloc_contig(pfn, 1))
+		free_contig_range(pfn, 1);
 }
 
-/* ZONE_MOVABLE is not drained: its memory may go offline at any time,
- * and the pageblock alloc_contig_range() isolates for a moment makes an
- * offlining of that memory block fail with EBUSY. */
+/* ZONE_MOVABLE is not drained: its memory may go offline at any time
+ * (and has no unmovable pageblocks, see zsq_drain_pfn). */
 static void zsq_drain_node(struct zsq_sort *qs, int nid)
 {
 	pg_data_t *pgdat = NODE_DATA(nid);
@@ -709,7 +539,6 @@ void zsq_sort_begin(struct zsq_sort *qs, int nid, const struct zsp_geom *g)
 	spin_lock(&qn->lock);
 	qn->max = zsq_permille_of(cache_pages, max_pm);
 	spin_unlock(&qn->lock);
-	zsq_reap();
 	memset(qs, 0, sizeof(*qs));
 	qs->nid = nid;
 	qs->zi = MAX_NR_ZONES;
@@ -749,7 +578,7 @@ size_t zsq_filter(struct zsq_sort *qs, const struct zsq_list *l)
 	struct zsq_node *qn = &zsq_nodes[qs->nid];
 	ktime_t t0 = ktime_get();
 	struct zsq_held_split split = { 0, 0 };
-	size_t nheld = 0, kept;
+	size_t nheld = 0, kept, i;
 
 	if (l->mt != MIGRATE_MOVABLE)
 		return l->n;
@@ -764,6 +593,9 @@ size_t zsq_filter(struct zsq_sort *qs, const struct zsq_list *l)
 	}
 	if (!qs->settling)
 		nheld = zsq_pull(qn, zone_idx(l->zone), l->order, l->blocks + l->n, l->cap - l->n);
+	for (i = 0; i < nheld; i++)
+		if (zs_test_at(ZS_TP_PICKING, l->blocks[l->n + i]) != ZS_TA_NONE)
+			break;
 	if (qs->on) {
 		kept = zsq_pick_list(&qs->pick, l->load, qs->huge ? l->tload : NULL, l->blocks,
 				     l->n + nheld, nheld, l->order, l->tmp, &split);
@@ -818,330 +650,56 @@ bool zsq_settle(struct zsq_sort *qs)
 	return true;
 }
 
+#ifdef ZS_TEST_HOOKS
+/* Holds the free blocks a test staged (test_take) on this sort's node,
+ * each at the order it is free at, as if the pick had chosen it. */
+static void zsq_take_staged(struct zsq_sort *qs)
+{
+	unsigned long pfns[16];
+	size_t n = zs_test_takes(pfns, ARRAY_SIZE(pfns)), i;
+
+	for (i = 0; i < n; i++) {
+		struct page *page = pfn_to_online_page(pfns[i]);
+		struct zone *zone;
+		unsigned long flags;
+		unsigned int order, found = ZS_NR_ORDERS;
+		u64 pfn = pfns[i];
+
+		if (!page || page_to_nid(page) != qs->nid)
+			continue;
+		zone = page_zone(page);
+		spin_lock_irqsave(&zone->lock, flags);
+		for (order = 0; order < ZS_NR_ORDERS; order++)
+			if (zs_block(zone, pfns[i], order, MIGRATE_MOVABLE))
+				found = order;
+		spin_unlock_irqrestore(&zone->lock, flags);
+		if (found == ZS_NR_ORDERS) {
+			pr_info("test_take: no free movable block starts at pfn %#lx (the sort may hold it)\n",
+				pfns[i]);
+			continue;
+		}
+		qs->zone = zone;
+		qs->zi = zone_idx(zone);
+		if (zsq_take_batch(qs, zone, found, &pfn, 1))
+			pr_info("test_take: block at pfn %#lx of order %u not taken\n", pfns[i], found);
+		else
+			pr_info("test_take: took block at pfn %#lx of order %u\n", pfns[i], found);
+	}
+	zs_strays_put(&qs->strays);
+}
+
+#else
+static void zsq_take_staged(struct zsq_sort *qs)
+{
+}
+#endif
+
 void zsq_sort_done(struct zsq_sort *qs)
 {
 	zsq_sort_end(qs);
+	if (qs->on)
+		zsq_take_staged(qs);
 	qs->f.nid = qs->nid;
-	zsq_last = qs->f;	/* figures only: a reader may see two sorts' mixed */
+	zsq_last = qs->f;
 }
 
-/* ------------------------------------------------------------------------
- * Memory pressure and memory going offline.
- */
-
-/* Pages given back count as reclaimed: the allocation that asked gets
- * them, and reclaim sees its progress. */
-static void zsq_reclaimed(unsigned long pages)
-{
-#ifdef ZS_HAVE_ACCOUNT_RECLAIMED
-	mm_account_reclaimed_pages(pages);
-#else
-	if (current->reclaim_state)
-		current->reclaim_state->reclaimed_slab += pages;
-#endif
-}
-
-static unsigned long zsq_count(struct shrinker *s, struct shrink_control *sc)
-{
-	unsigned long pages = READ_ONCE(zsq_nodes[sc->nid].pages);
-
-	return pages ? pages : SHRINK_EMPTY;
-}
-
-static unsigned long zsq_scan(struct shrinker *s, struct shrink_control *sc)
-{
-	unsigned long pages = zsq_release(sc->nid, sc->nr_to_scan, 0, ULONG_MAX);
-
-	zsq_reclaimed(pages);
-	atomic64_add(pages, &zsq_stats.shrunk);
-	return pages ? pages : SHRINK_STOP;
-}
-
-#ifdef SHRINKER_ALLOCATED
-/* 6.7 and later: shrinkers are allocated by the kernel. */
-static struct shrinker *zsq_shrinker;
-
-static int zsq_shrinker_add(void)
-{
-	zsq_shrinker = shrinker_alloc(SHRINKER_NUMA_AWARE, "zonesort-quarantine");
-	if (!zsq_shrinker)
-		return -ENOMEM;
-	zsq_shrinker->count_objects = zsq_count;
-	zsq_shrinker->scan_objects = zsq_scan;
-	zsq_shrinker->seeks = 0;
-	shrinker_register(zsq_shrinker);
-	return 0;
-}
-
-static void zsq_shrinker_del(void)
-{
-	shrinker_free(zsq_shrinker);
-}
-#else
-/* seeks 0: the held pages cost nothing to recreate; reclaim takes half of
- * them at every pass. */
-static struct shrinker zsq_shrinker = {
-	.count_objects = zsq_count,
-	.scan_objects = zsq_scan,
-	.seeks = 0,
-	.flags = SHRINKER_NUMA_AWARE,
-};
-
-static int zsq_shrinker_add(void)
-{
-#ifdef ZS_HAVE_SHRINKER_NAME	/* 6.0-6.6, RHEL 9.3+: conftest-shrinker-name.c */
-	return register_shrinker(&zsq_shrinker, "zonesort-quarantine");
-#else
-	return register_shrinker(&zsq_shrinker);
-#endif
-}
-
-static void zsq_shrinker_del(void)
-{
-	unregister_shrinker(&zsq_shrinker);
-}
-#endif
-
-/*
- * Memory going offline was isolated already: its held blocks go back
- * before the offlining code looks for pages to migrate. Blocks a running
- * sort is taking or picking see the isolation themselves and go back
- * before that sort moves on to another list (zsq_hold_taken,
- * zsq_settle_picked); the offlining code retries until then.
- */
-static int zsq_memory_event(struct notifier_block *nb, unsigned long action, void *arg)
-{
-	struct memory_notify *mn = arg;
-	unsigned long pages = 0;
-	int nid;
-
-	if (action != MEM_GOING_OFFLINE)
-		return NOTIFY_OK;
-	for_each_node(nid)
-		pages += zsq_release(nid, ULONG_MAX, mn->start_pfn, mn->start_pfn + mn->nr_pages);
-	atomic64_add(pages, &zsq_stats.offlined);
-	return NOTIFY_OK;
-}
-
-static struct notifier_block zsq_memory_nb = {
-	.notifier_call = zsq_memory_event,
-};
-
-/* ------------------------------------------------------------------------
- * sysfs (zonesort_abi.h): quarantine/stats and quarantine/release, and in
- * each node's directory what the node holds and quarantine_release.
- */
-static ssize_t stats_show(struct kobject *k, struct kobj_attribute *a, char *buf)
-{
-	struct zsq_figures f = zsq_last;
-
-	return sysfs_emit(buf,
-			  "taken_pages_total=%lld\n"
-			  "released_pages_total=%lld\n"
-			  "released_by_pressure_pages=%lld\n"
-			  "released_by_isolation_pages=%lld\n"
-			  "released_by_offline_pages=%lld\n"
-			  "not_taken_gone=%lld\n"
-			  "not_taken_no_room=%lld\n"
-			  "last_node=%d\n"
-			  "last_taken_pages=%lu\n"
-			  "last_kept_pages=%lu\n"
-			  "last_given_back_pages=%lu\n"
-			  "last_take_failed=%lu\n"
-			  "last_short_pages=%lu\n"
-			  "last_settle_taken_pages=%lu\n"
-			  "last_stray_pages=%lu\n"
-			  "last_allcpu_ops=%lu\n"
-			  "last_take_ns=%lld\n",
-			  atomic64_read(&zsq_stats.taken), atomic64_read(&zsq_stats.released),
-			  atomic64_read(&zsq_stats.shrunk), atomic64_read(&zsq_stats.isolated),
-			  atomic64_read(&zsq_stats.offlined), atomic64_read(&zsq_stats.gone),
-			  atomic64_read(&zsq_stats.no_room), f.nid, f.taken, f.kept, f.given_back,
-			  f.failed, f.short_pages + f.room_short, f.settle_taken, f.strays,
-			  f.allcpu_ops, f.ns);
-}
-
-/* "1" (a newline may follow): the only value a release file takes. */
-static bool zsq_one(const char *buf)
-{
-	return sysfs_streq(buf, "1");
-}
-
-static void zsq_release_node(int nid)
-{
-	struct zsq_node *qn = &zsq_nodes[nid];
-
-	zsq_release(nid, ULONG_MAX, 0, ULONG_MAX);
-	spin_lock(&qn->lock);
-	qn->peak = qn->pages;
-	spin_unlock(&qn->lock);
-}
-
-static ssize_t release_store(struct kobject *k, struct kobj_attribute *a, const char *buf,
-			     size_t len)
-{
-	int nid;
-
-	if (!zsq_one(buf))
-		return -EINVAL;
-	for_each_node(nid)
-		zsq_release_node(nid);
-	return len;
-}
-
-/* The parameters, also as files of the quarantine's directory, so that
- * everything user space sets is under ZS_SYSFS_DIR. */
-static ssize_t enabled_show(struct kobject *k, struct kobj_attribute *a, char *buf)
-{
-	return sysfs_emit(buf, "%d\n", READ_ONCE(zsq_enabled));
-}
-
-static ssize_t enabled_store(struct kobject *k, struct kobj_attribute *a, const char *buf,
-			     size_t len)
-{
-	bool v;
-
-	if (kstrtobool(buf, &v))
-		return -EINVAL;
-	WRITE_ONCE(zsq_enabled, v);
-	return len;
-}
-
-static ssize_t max_permille_show(struct kobject *k, struct kobj_attribute *a, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(zsq_max_permille));
-}
-
-/* The parameter's own check and message, as modprobe would give them. */
-static ssize_t max_permille_store(struct kobject *k, struct kobj_attribute *a, const char *buf,
-				  size_t len)
-{
-	struct kernel_param kp = { .name = ZS_PARAM_Q_MAX_PERMILLE, .arg = &zsq_max_permille };
-	char val[16];
-
-	strscpy(val, buf, sizeof(val));
-	return zsq_set_permille(val, &kp) ?: len;
-}
-
-static struct kobj_attribute zsq_attr_stats = __ATTR_RO(stats);
-static struct kobj_attribute zsq_attr_release = __ATTR_WO(release);
-static struct kobj_attribute zsq_attr_enabled = __ATTR_RW(enabled);
-static struct kobj_attribute zsq_attr_max_permille = __ATTR_RW(max_permille);
-
-static struct attribute *zsq_attrs[] = {
-	&zsq_attr_stats.attr,
-	&zsq_attr_release.attr,
-	&zsq_attr_enabled.attr,
-	&zsq_attr_max_permille.attr,
-	NULL,
-};
-
-static const struct attribute_group zsq_group = {
-	.attrs = zsq_attrs,
-};
-
-static struct kobject *zsq_kobj;
-
-#define ZSQ_NODE_SHOW(name, field)						\
-static ssize_t name##_show(struct kobject *k, struct kobj_attribute *a, char *buf)	\
-{										\
-	return sysfs_emit(buf, "%lu\n", READ_ONCE(zsq_nodes[zs_kobj_nid(k)].field));	\
-}										\
-static struct kobj_attribute zsq_attr_##name = __ATTR_RO(name)
-
-ZSQ_NODE_SHOW(quarantine_held_pages, pages);
-ZSQ_NODE_SHOW(quarantine_held_blocks, nblocks);
-ZSQ_NODE_SHOW(quarantine_max_pages, max);
-ZSQ_NODE_SHOW(quarantine_peak_pages, peak);
-
-static ssize_t quarantine_release_store(struct kobject *k, struct kobj_attribute *a,
-					const char *buf, size_t len)
-{
-	if (!zsq_one(buf))
-		return -EINVAL;
-	zsq_release_node(zs_kobj_nid(k));
-	return len;
-}
-
-static struct kobj_attribute zsq_attr_quarantine_release = __ATTR_WO(quarantine_release);
-
-static struct attribute *zsq_node_attrs[] = {
-	&zsq_attr_quarantine_held_pages.attr,
-	&zsq_attr_quarantine_held_blocks.attr,
-	&zsq_attr_quarantine_max_pages.attr,
-	&zsq_attr_quarantine_peak_pages.attr,
-	&zsq_attr_quarantine_release.attr,
-	NULL,
-};
-
-const struct attribute_group zsq_node_group = {
-	.attrs = zsq_node_attrs,
-};
-
-int zsq_init(struct kobject *dir)
-{
-	int nid, zi, order, err = -ENOMEM;
-
-	zsq_cache = kmem_cache_create("zonesort_held_block", sizeof(struct zsq_block), 0, 0, NULL);
-	if (!zsq_cache)
-		return -ENOMEM;
-	zsq_nodes = kcalloc(nr_node_ids, sizeof(*zsq_nodes), GFP_KERNEL);
-	if (!zsq_nodes)
-		goto cache;
-	for (nid = 0; nid < nr_node_ids; nid++) {
-		struct zsq_node *qn = &zsq_nodes[nid];
-
-		spin_lock_init(&qn->lock);
-		INIT_LIST_HEAD(&qn->picking);
-		for (zi = 0; zi < MAX_NR_ZONES; zi++)
-			for (order = 0; order < ZS_NR_ORDERS; order++)
-				INIT_LIST_HEAD(&qn->held[zi][order]);
-	}
-	zsq_kobj = kobject_create_and_add(ZS_QUARANTINE_DIR, dir);
-	if (!zsq_kobj)
-		goto free;
-	err = sysfs_create_group(zsq_kobj, &zsq_group);
-	if (err)
-		goto kobj;
-	err = zsq_shrinker_add();
-	if (err)
-		goto kobj;
-	err = register_memory_notifier(&zsq_memory_nb);
-	if (err)
-		goto shrinker;
-	return 0;
-shrinker:
-	zsq_shrinker_del();
-kobj:
-	kobject_put(zsq_kobj);
-free:
-	kfree(zsq_nodes);
-	zsq_nodes = NULL;
-cache:
-	kmem_cache_destroy(zsq_cache);
-	return err;
-}
-
-void zsq_exit(void)
-{
-	unsigned long warn_at;
-
-	if (!zsq_nodes)
-		return;
-	/* Removing the files waits for writers still inside them. */
-	kobject_put(zsq_kobj);
-	unregister_memory_notifier(&zsq_memory_nb);
-	zsq_shrinker_del();
-	zsq_release_all();
-	warn_at = jiffies + ZS_WAIT_WARN_S * HZ;
-	while (!zsq_reap()) {
-		if (time_after(jiffies, warn_at)) {
-			pr_warn("unloading waits for block descriptors a page migration still uses\n");
-			warn_at = jiffies + ZS_WAIT_WARN_S * HZ;
-		}
-		schedule_timeout_uninterruptible(1);
-	}
-	kfree(zsq_nodes);
-	zsq_nodes = NULL;
-	kmem_cache_destroy(zsq_cache);
-}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * zonesort quarantine, the kernel side (zonesort_quarantine.c): takes the
+ * The quarantine's part of a sort (zonesort_quarantine.c): takes the
  * free blocks that would make the next allocation collide below what any
  * order of the lists allows, holds them (zonesort_hold.c), gives them
  * back. The sort calls it with zs_mutex held, in this order:
@@ -10,30 +10,12 @@
 #ifndef ZONESORT_QUARANTINE_H
 #define ZONESORT_QUARANTINE_H
 
-#include <linux/atomic.h>
-#include <linux/kobject.h>
 #include <linux/list.h>
 #include <linux/mmzone.h>
-#ifdef ZS_HOLD_BALLOON
-#include <linux/balloon.h>
-#endif
 
 #include "zonesort_policy.h"
 #include "zonesort_quarantine_policy.h"
 #include "zonesort_take.h"
-
-/* A held block, from its take until it is back in the free lists. */
-struct zsq_block {
-	struct list_head link;	/* see enum zsq_state; under the node's lock */
-	unsigned long pfn;	/* first page */
-	unsigned char order, zone;	/* zone: zone_idx() */
-	unsigned char state;	/* enum zsq_state */
-	bool release_wanted;	/* isolated while in flight: give it back */
-#ifdef ZS_HOLD_BALLOON
-	struct balloon_dev_info balloon;	/* the block's pages (zonesort_hold.c) */
-	atomic_t balloon_pages;		/* of them, not yet back with the allocator */
-#endif
-};
 
 /* What one sort did, in pages unless said; the quarantine file shows the
  * last sort's. */
@@ -94,25 +76,17 @@ bool zsq_settle(struct zsq_sort *qs);
 /* The sort is over: its figures become the last sort's (quarantine/stats). */
 void zsq_sort_done(struct zsq_sort *qs);
 
-/*
- * For zonesort_hold.c: someone isolating b's pageblock wants it back.
- * True when the caller must now give its pages back; then *free_block
- * says whether the caller also frees b (else the sort holding it does).
- */
-bool zsq_block_isolated(struct zsq_block *b, bool *free_block);
-/* Frees b once the kernel no longer uses it (zsh_idle). */
-void zsq_block_free(struct zsq_block *b);
+/* The parameters quarantine (on or off) and quarantine_max_permille,
+ * read and written; zsq_set_max_permille checks the value as modprobe
+ * does (-EINVAL, with the kernel log saying what is accepted). */
+bool zsq_get_enabled(void);
+void zsq_set_enabled(bool on);
+unsigned int zsq_get_max_permille(void);
+int zsq_set_max_permille(const char *val);
 
-/* The quarantine's files in each node's sysfs directory. */
-extern const struct attribute_group zsq_node_group;
+/* The last sort's figures (quarantine/stats). */
+struct zsq_figures zsq_last_figures(void);
 
-/* Adds the quarantine directory to the module's sysfs directory dir;
- * registers the shrinker and the memory-offline notifier. Before the
- * nodes' directories are made. */
-int zsq_init(struct kobject *dir);
-/* Gives everything back; after the last sort, the nodes' directories
- * removed. */
-void zsq_exit(void);
 #else
 /* Kernels where held pages cannot be kept out of isolation's way (see
  * Kbuild): no quarantine, no file; the sort alone. */
@@ -138,14 +112,6 @@ static inline void zsq_sort_done(struct zsq_sort *qs)
 {
 }
 
-static inline int zsq_init(struct kobject *dir)
-{
-	return 0;
-}
-
-static inline void zsq_exit(void)
-{
-}
 #endif
 
 #endif

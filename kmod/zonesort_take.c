@@ -33,7 +33,7 @@
 #include <linux/spinlock.h>
 
 #include "zonesort_compat.h"
-#include "zonesort_internal.h"
+#include "zonesort_freelist.h"
 #include "zonesort_take.h"
 
 void zs_strays_init(struct zs_strays *st, unsigned long budget)

@@ -16,9 +16,18 @@
  * to (right: a sort only reorders lists; the hook then puts it back),
  * "returned" to its old list, "gone" (allocated or merged meanwhile:
  * nothing shown), or "none" when the sort ended with the hook still armed
- * (no walk resumed). The parameter test_give_back_delay_ms holds blocks
- * that are off their lists and on their way back that long before they
- * are freed, so that isolation (compaction, offlining) meets them there.
+ * (no walk resumed).
+ *
+ * Test points (enum zs_test_point) stage a race at a chosen place once:
+ * writing "point[@pfn]:pause:ms" to test_at makes the next thread that
+ * passes point (with that block, when @pfn is given) sleep ms
+ * milliseconds; "point[@pfn]:shrink" makes it run the quarantine's
+ * shrinker on the block's node there, as reclaim entered from that thread
+ * would (the quarantine registers it: zs_test_set_shrink). Several arms are separated by commas; "none" disarms all.
+ * test_fired names the last point that fired, its block and how many have
+ * fired, so a test knows when the pause began. test_take lists first
+ * pfns of free blocks the next sort holds besides what it picks, so that
+ * a test chooses where held blocks are.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -28,9 +37,10 @@
 #include <linux/mmzone.h>
 #include <linux/moduleparam.h>
 #include <linux/spinlock.h>
+#include <linux/string.h>
 
 #include "zonesort_compat.h"
-#include "zonesort_internal.h"
+#include "zonesort_testhooks.h"
 
 static int zs_test_move_resume;
 module_param_named(test_move_resume, zs_test_move_resume, int, 0644);
@@ -50,18 +60,6 @@ static struct {
 	unsigned int order;
 	int from, to;
 } zs_moved;
-
-static unsigned int zs_test_give_back_ms;
-module_param_named(test_give_back_delay_ms, zs_test_give_back_ms, uint, 0644);
-MODULE_PARM_DESC(test_give_back_delay_ms, "test builds: pause before blocks on their way back are freed (0-1000 ms)");
-
-void zs_test_give_back_pause(void)
-{
-	unsigned int ms = READ_ONCE(zs_test_give_back_ms);
-
-	if (ms)
-		msleep(min(ms, 1000U));
-}
 
 unsigned int zs_test_batch(unsigned int batch)
 {
@@ -117,4 +115,242 @@ void zs_test_check(void)
 	pr_info("test hook: block %lx of order %u moved from list %d to %d: %s\n", zs_moved.pfn,
 		zs_moved.order, zs_moved.from, zs_moved.to, where);
 	zs_moved.zone = NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Test points.
+ */
+static const char *const zs_test_point_names[ZS_TP_NR] = {
+	[ZS_TP_PICKING] = "picking",
+	[ZS_TP_CLAIMED] = "claimed",
+	[ZS_TP_TAKEN] = "taken",
+	[ZS_TP_CALLBACK] = "callback",
+};
+
+#define ZS_TEST_ARMS 8
+
+static struct zs_test_arm {
+	int point;			/* -1: free slot */
+	unsigned long pfn;		/* ULONG_MAX: any block */
+	enum zs_test_action action;
+	unsigned int ms;
+} zs_arms[ZS_TEST_ARMS] = { [0 ... ZS_TEST_ARMS - 1] = { .point = -1 } };
+static DEFINE_SPINLOCK(zs_arms_lock);
+static char zs_fired[64] = "none";
+static unsigned long zs_fired_count;
+
+/* One "point[@pfn]:action[:ms]" into *arm; -EINVAL when it is not one. */
+static int zs_test_parse_arm(char *spec, struct zs_test_arm *arm)
+{
+	char *point = strsep(&spec, ":"), *action = strsep(&spec, ":"), *at;
+	int i;
+
+	if (!point || !action)
+		return -EINVAL;
+	arm->pfn = ULONG_MAX;
+	at = strchr(point, '@');
+	if (at) {
+		*at++ = 0;
+		if (kstrtoul(at, 0, &arm->pfn))
+			return -EINVAL;
+	}
+	arm->point = -1;
+	for (i = 0; i < ZS_TP_NR; i++)
+		if (!strcmp(point, zs_test_point_names[i]))
+			arm->point = i;
+	if (arm->point < 0)
+		return -EINVAL;
+	arm->ms = 0;
+	if (!strcmp(action, "pause")) {
+		arm->action = ZS_TA_PAUSE;
+		if (!spec || kstrtouint(spec, 0, &arm->ms) || arm->ms > 60000)
+			return -EINVAL;
+	} else if (!strcmp(action, "shrink") && !spec) {
+		arm->action = ZS_TA_SHRINK;
+	} else {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int zs_test_at_set(const char *val, const struct kernel_param *kp)
+{
+	struct zs_test_arm arms[ZS_TEST_ARMS];
+	char buf[256], *s = buf, *spec;
+	int n = 0, i, j;
+
+	strscpy(buf, val, sizeof(buf));
+	strim(buf);
+	if (strcmp(buf, "none")) {
+		while ((spec = strsep(&s, ",")) != NULL) {
+			if (n == ZS_TEST_ARMS || zs_test_parse_arm(spec, &arms[n])) {
+				pr_warn("test_at: '%s' is not point[@pfn]:pause:ms or point[@pfn]:shrink (points: picking, claimed, taken, callback; at most %d)\n",
+					spec, ZS_TEST_ARMS);
+				return -EINVAL;
+			}
+			n++;
+		}
+	}
+	spin_lock(&zs_arms_lock);
+	for (i = 0; i < ZS_TEST_ARMS; i++)
+		zs_arms[i].point = -1;
+	for (i = 0, j = 0; j < n; j++)
+		zs_arms[i++] = arms[j];
+	spin_unlock(&zs_arms_lock);
+	return 0;
+}
+
+static int zs_test_at_get(char *buffer, const struct kernel_param *kp)
+{
+	int i, len = 0;
+
+	spin_lock(&zs_arms_lock);
+	for (i = 0; i < ZS_TEST_ARMS; i++) {
+		const struct zs_test_arm *a = &zs_arms[i];
+
+		if (a->point < 0)
+			continue;
+		len += scnprintf(buffer + len, PAGE_SIZE - len, "%s%s", len ? "," : "",
+				 zs_test_point_names[a->point]);
+		if (a->pfn != ULONG_MAX)
+			len += scnprintf(buffer + len, PAGE_SIZE - len, "@%#lx", a->pfn);
+		len += scnprintf(buffer + len, PAGE_SIZE - len, ":%s",
+				 a->action == ZS_TA_PAUSE ? "pause" : "shrink");
+		if (a->action == ZS_TA_PAUSE)
+			len += scnprintf(buffer + len, PAGE_SIZE - len, ":%u", a->ms);
+	}
+	spin_unlock(&zs_arms_lock);
+	len += scnprintf(buffer + len, PAGE_SIZE - len, "%s\n", len ? "" : "none");
+	return len;
+}
+
+static const struct kernel_param_ops zs_test_at_ops = {
+	.set = zs_test_at_set,
+	.get = zs_test_at_get,
+};
+
+module_param_cb(test_at, &zs_test_at_ops, NULL, 0644);
+MODULE_PARM_DESC(test_at, "test builds: point[@pfn]:pause:ms or point[@pfn]:shrink, once each (comma-separated; none)");
+
+static int zs_test_fired_get(char *buffer, const struct kernel_param *kp)
+{
+	int len;
+
+	spin_lock(&zs_arms_lock);
+	len = scnprintf(buffer, PAGE_SIZE, "%s n=%lu\n", zs_fired, zs_fired_count);
+	spin_unlock(&zs_arms_lock);
+	return len;
+}
+
+static const struct kernel_param_ops zs_test_fired_ops = {
+	.get = zs_test_fired_get,
+};
+
+module_param_cb(test_fired, &zs_test_fired_ops, NULL, 0444);
+MODULE_PARM_DESC(test_fired, "test builds: the last test point that fired, its block, and how many fired");
+
+static void (*zs_test_shrink_fn)(int nid);
+
+void zs_test_set_shrink(void (*fn)(int nid))
+{
+	WRITE_ONCE(zs_test_shrink_fn, fn);
+}
+
+enum zs_test_action zs_test_at(enum zs_test_point point, unsigned long pfn)
+{
+	void (*shrink)(int nid);
+	struct zs_test_arm hit = { .point = -1 };
+	int i;
+
+	spin_lock(&zs_arms_lock);
+	for (i = 0; i < ZS_TEST_ARMS; i++) {
+		struct zs_test_arm *a = &zs_arms[i];
+
+		if (a->point == point && (a->pfn == ULONG_MAX || a->pfn == pfn)) {
+			hit = *a;
+			a->point = -1;
+			zs_fired_count++;
+			snprintf(zs_fired, sizeof(zs_fired), "%s pfn=%#lx", zs_test_point_names[point],
+				 pfn);
+			break;
+		}
+	}
+	spin_unlock(&zs_arms_lock);
+	if (hit.point < 0)
+		return ZS_TA_NONE;
+	pr_info("test point %s fired at pfn %#lx: %s %u ms\n", zs_test_point_names[point], pfn,
+		hit.action == ZS_TA_PAUSE ? "pause" : "shrink", hit.ms);
+	if (hit.action == ZS_TA_PAUSE)
+		msleep(hit.ms);
+	shrink = READ_ONCE(zs_test_shrink_fn);
+	if (hit.action == ZS_TA_SHRINK && shrink)
+		shrink(pfn_to_nid(pfn));
+	return hit.action;
+}
+
+/* ------------------------------------------------------------------------
+ * Blocks the next sort holds besides its picks.
+ */
+#define ZS_TEST_TAKES 16
+
+static unsigned long zs_takes[ZS_TEST_TAKES];
+static unsigned int zs_ntakes;
+static DEFINE_SPINLOCK(zs_takes_lock);
+
+static int zs_test_take_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned long pfns[ZS_TEST_TAKES];
+	char buf[256], *s = buf, *tok;
+	unsigned int n = 0;
+
+	strscpy(buf, val, sizeof(buf));
+	strim(buf);
+	while ((tok = strsep(&s, ",")) != NULL) {
+		if (!*tok)
+			continue;
+		if (n == ZS_TEST_TAKES || kstrtoul(tok, 0, &pfns[n])) {
+			pr_warn("test_take: '%s' is not a pfn (at most %d, comma-separated)\n", tok,
+				ZS_TEST_TAKES);
+			return -EINVAL;
+		}
+		n++;
+	}
+	spin_lock(&zs_takes_lock);
+	memcpy(zs_takes, pfns, n * sizeof(*pfns));
+	zs_ntakes = n;
+	spin_unlock(&zs_takes_lock);
+	return 0;
+}
+
+static int zs_test_take_get(char *buffer, const struct kernel_param *kp)
+{
+	unsigned int i;
+	int len = 0;
+
+	spin_lock(&zs_takes_lock);
+	for (i = 0; i < zs_ntakes; i++)
+		len += scnprintf(buffer + len, PAGE_SIZE - len, "%s%#lx", i ? "," : "", zs_takes[i]);
+	spin_unlock(&zs_takes_lock);
+	len += scnprintf(buffer + len, PAGE_SIZE - len, "%s\n", len ? "" : "none");
+	return len;
+}
+
+static const struct kernel_param_ops zs_test_take_ops = {
+	.set = zs_test_take_set,
+	.get = zs_test_take_get,
+};
+
+module_param_cb(test_take, &zs_test_take_ops, NULL, 0644);
+MODULE_PARM_DESC(test_take, "test builds: first pfns of free blocks the next sort holds besides its picks");
+
+size_t zs_test_takes(unsigned long *pfns, size_t max)
+{
+	size_t n;
+
+	spin_lock(&zs_takes_lock);
+	n = min_t(size_t, zs_ntakes, max);
+	memcpy(pfns, zs_takes, n * sizeof(*pfns));
+	zs_ntakes = 0;
+	spin_unlock(&zs_takes_lock);
+	return n;
 }

@@ -113,6 +113,47 @@ measure() {
 	rm -rf /tmp/d/$_m
 }
 
+# now_cs: centiseconds since boot (the guest's own clock).
+now_cs() { awk '{ printf "%d", $1 * 100 }' /proc/uptime; }
+
+# mi KEY [FILE]: a meminfo value in kB (per-node files have "Node 0 KEY:").
+mi() { awk -v k="$1:" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' "${2:-/proc/meminfo}"; }
+
+# dmesg_mark, then dmesg_since TAG: the kernel log lines since the mark,
+# between markers.
+dmesg_mark() { dmesg | wc -l > /tmp/dmesg.mark; }
+dmesg_since() {
+	echo "ZSTEST_BEGIN $1"
+	dmesg | tail -n +$(($(cat /tmp/dmesg.mark) + 1))
+	echo "ZSTEST_DONE $1"
+}
+
+# online_blocks NAME ZONE FILE: the memory blocks listed in FILE online
+# in ZONE (online_kernel or online_movable), as a step.
+MEM=/sys/devices/system/memory
+online_blocks() {
+	step $1 120 sh -c "for b in \$(cat $3); do echo $2 > $MEM/memory\$b/state || exit 1; done"
+}
+
+# unload NAME: rmmod zonesort, timed on the guest's clock (NAME_rc,
+# NAME_cs; the time also appended to /tmp/rmmod_cs). Should it take over
+# 60 s, a watcher raises the console log level and copies the blocked
+# tasks' and every CPU's stacks, with the kernel log's tail, to the
+# console: an unload that never ends names where it waits.
+unload() {
+	bg unload_watch 120 sh -c 'sleep 60; echo 7 > /proc/sys/kernel/printk; echo 1 > /proc/sys/kernel/sysrq;
+		echo w > /proc/sysrq-trigger; echo l > /proc/sysrq-trigger; dmesg | tail -60 > /dev/console'
+	_w=$BG
+	_t0=$(now_cs)
+	timeout 300 rmmod zonesort > $OUT/$1 2>&1
+	_rc=$?
+	_cs=$(($(now_cs) - _t0))
+	stop $_w
+	echo "$_cs" >> /tmp/rmmod_cs
+	M $1_rc=$_rc $1_cs=$_cs
+	[ $_rc = 0 ]
+}
+
 # movers off|on: kernel threads that move free blocks on their own
 # (kcompactd's proactive compaction, kswapd's compaction after a watermark
 # boost, and from 6.7 on the vmstat worker's per-CPU list decay) can change

@@ -13,10 +13,20 @@
 KM_WORK=${KM_WORK:-$ZS_BUILDDIR/kmod-test}
 
 # km_root SERIES: the root file system holding that kernel series: "" (the
-# host) for 6.1 and 6.12, the sid release root for 7. Fails, saying what
-# is missing, when that root is not there; returns 3 when it could not be
-# made because the Debian archive was unreachable (scripts/test-all).
+# host) for 6.1 and 6.12, the sid release root for 7; with
+# ZS_DEBUG_KERNEL set, the debug kernel scripts/debug-kernel built for the
+# series in $ZS_KERNELS. Fails, saying what is missing, when that root is
+# not there; returns 3 when it could not be made because the Debian
+# archive was unreachable (scripts/test-all).
 km_root() {
+	if [ -n "${ZS_DEBUG_KERNEL:-}" ]; then
+		if ! "$ZS_SRCDIR/scripts/debug-kernel" --check "$1" > /dev/null 2>&1; then
+			echo "no debug kernel for Linux $1 in ${ZS_KERNELS:-build/kernels}: build it with scripts/debug-kernel $1" >&2
+			return 1
+		fi
+		printf '%s' "${ZS_KERNELS:-$ZS_SRCDIR/build/kernels}/debug-$1"
+		return 0
+	fi
 	case $1 in
 	7*)
 		if ! "$ZS_SRCDIR/scripts/release-root" --check sid 2> /dev/null; then
@@ -86,17 +96,60 @@ km_need_kernel() {
 km_make() {
 	local root=$1 kver=$2 dir=$3
 	shift 3
-	if [ -z "$root" ]; then
-		make -C "/lib/modules/$kver/build" M="$dir" "$@"
+	if [ -z "$root" ] || [ -f "$root/.zonesort-debug-kernel" ]; then
+		# The host's kernels, and debug kernels (scripts/debug-kernel),
+		# built with the host's compiler.
+		make -C "${KM_KDIR:-$root/lib/modules/$kver/build}" M="$dir" "$@"
 	else
+		# KM_KDIR, a tree outside ROOT, is seen at /tmp/zs-kdir inside.
 		unshare --mount --propagation private sh -c '
-			root=$1 dir=$2 kver=$3
-			shift 3
+			root=$1 dir=$2 kver=$3 kdir=$4
+			shift 4
+			k=/lib/modules/$kver/build
+			if [ -n "$kdir" ]; then
+				mkdir -p "$root/tmp/zs-kdir" && mount --bind "$kdir" "$root/tmp/zs-kdir" || exit 1
+				k=/tmp/zs-kdir
+			fi
 			mount --bind /proc "$root/proc" && mount --bind /dev "$root/dev" &&
 				mount --bind "$dir" "$root/mnt" &&
-				exec chroot "$root" make -C "/lib/modules/$kver/build" M=/mnt "$@"' \
-			km_make "$root" "$dir" "$kver" "$@"
+				exec chroot "$root" make -C "$k" M=/mnt "$@"' \
+			km_make "$root" "$dir" "$kver" "${KM_KDIR:-}" "$@"
 	fi
+}
+
+# km_other_release ROOT KVER RELEASE: a copy of the build tree of KVER
+# (in ROOT, "" for the host) that names itself RELEASE
+# (include/generated/utsrelease.h), the same kernel otherwise: a module
+# built against it is what a packaging tool links into a kernel it was
+# not built for when the symbol checksums match (RHEL's weak-modules).
+# Prints its path, for KM_KDIR.
+km_other_release() {
+	local root=$1 src dir=$KM_WORK/kdir-$3 l t
+	src=$(readlink -f "$root/lib/modules/$2/build")
+	# an absolute link inside ROOT resolves against the host: re-root it
+	[ -z "$root" ] || [ -d "$src" ] || src=$root$(readlink "$root/lib/modules/$2/build")
+	[ -d "$src" ] || return 1
+	if [ ! -f "$dir/.done" ]; then
+		rm -rf "$dir"
+		mkdir -p "$KM_WORK"
+		cp -a "$src" "$dir" || return 1
+		# Relative links (Debian's scripts/) point into the original's
+		# neighbours: the same targets, absolute (inside ROOT).
+		for l in "$dir"/*; do
+			[ -L "$l" ] || continue
+			t=$(readlink -f "$src/$(basename "$l")")
+			ln -sfn "${t#"$root"}" "$l"
+		done
+		# Debian's 7.x tree names itself as the output directory: the
+		# copy, as km_make shows it.
+		t=$dir
+		[ -z "$root" ] || t=/tmp/zs-kdir
+		sed -i "s|^KBUILD_OUTPUT=.*|KBUILD_OUTPUT=$t|" "$dir/Makefile"
+		printf '#define UTS_RELEASE "%s"\n' "$3" > "$dir/include/generated/utsrelease.h"
+		[ ! -f "$dir/include/config/kernel.release" ] || echo "$3" > "$dir/include/config/kernel.release"
+		touch "$dir/.done"
+	fi
+	printf '%s' "$dir"
 }
 
 # km_build ROOT KVER [NAME [MAKE ARGS...]]: builds kmod/ with W=1 in
@@ -107,7 +160,7 @@ km_build() {
 	local root=$1 kver=$2 dir=$KM_WORK/${3:-build-$2} stamp
 	shift 3 2> /dev/null || shift $#
 	stamp=$(cat "$ZS_SRCDIR"/kmod/Kbuild "$ZS_SRCDIR"/kmod/*.c "$ZS_SRCDIR"/kmod/*.h |
-		sha256sum | cut -c1-16)-$(printf '%s ' "$root" "$@" | sha256sum | cut -c1-16)
+		sha256sum | cut -c1-16)-$(printf '%s ' "$root" "${KM_KDIR:-}" "$@" | sha256sum | cut -c1-16)
 	if [ -f "$dir/zonesort.ko" ] && [ "$(cat "$dir/.stamp" 2> /dev/null)" = "$stamp" ]; then
 		printf '%s' "$dir/zonesort.ko"
 		return 0
@@ -196,7 +249,8 @@ km_kernel_mods() {
 # vm-guest-lib.sh to /guest-lib.sh, the guest script to /test.sh, which /init
 # runs and whose exit status it prints in the final marker. Also:
 # KM_GUEST_BINS, more guest programs as NAME[:GCC_FLAGS] (km_guestbin), to
-# /bin; KM_KERNEL_MODS, kernel modules for km_kernel_mods (KM_ROOT's).
+# /bin; KM_KERNEL_MODS, kernel modules for km_kernel_mods (KM_ROOT's);
+# KM_GUEST_FILES, more files as HOSTPATH:GUESTPATH.
 km_initramfs() {
 	local out=$1 kver=$2 ko=$3 script=$4 extra=${5:-} root zstest zsbound
 	root=$(mktemp -d "$KM_WORK/root.XXXXXX") || return 1
@@ -215,6 +269,9 @@ km_initramfs() {
 	for spec in ${KM_GUEST_BINS:-}; do
 		bin=$(km_guestbin "${spec%%:*}" "$(printf '%s' "$spec" | sed -n 's/^[^:]*://p')") || return 1
 		cp "$bin" "$root/bin/" || return 1
+	done
+	for spec in ${KM_GUEST_FILES:-}; do
+		cp "${spec%%:*}" "$root/${spec#*:}" || return 1
 	done
 	[ -z "${KM_KERNEL_MODS:-}" ] || km_kernel_mods "${KM_ROOT:-}" "$kver" "$root" $KM_KERNEL_MODS || return 1
 	km_copy_bin "$root" "$ZS_ZONESORT" /usr/sbin/zonesort || return 1
@@ -319,6 +376,9 @@ km_boot() {
 	done
 	grep -q '^ZSTEST_END' <(tr -d '\r' < "$log")
 }
+
+# km_ere TEXT: TEXT as an extended regular expression matching itself.
+km_ere() { printf '%s' "$1" | sed 's/[][\\.^$*+?(){}|/]/\\&/g'; }
 
 # km_field LINE NAME: the value of NAME=value in a line of such words
 # (the policy simulator's output).
@@ -448,4 +508,106 @@ km_unplug_when() {
 		sleep 0.2
 	done
 	echo "host_unplug_s=$(awk -v t0="$t0" -v now="$(date +%s.%N)" 'BEGIN { printf "%.2f", now - t0 }') host_size=${size:-unknown}" > "$out"
+}
+
+# km_host_requests LOG SOCKET OUT: in the background while a guest runs:
+# each line "ZSTEST_HOST resize DEVICE BYTES" the guest prints is
+# answered once by setting that virtio-mem device's requested size over
+# QMP. Ends with the guest's end marker; OUT logs each request and QMP's
+# replies.
+km_host_requests() {
+	local log=$1 sock=$2 out=$3 done=0 n line dev size
+	: > "$out"
+	while :; do
+		n=$({ tr -d '\r' < "$log"; } 2> /dev/null | grep -c '^ZSTEST_HOST ')
+		while [ "$done" -lt "$n" ]; do
+			done=$((done + 1))
+			line=$({ tr -d '\r' < "$log"; } 2> /dev/null | grep '^ZSTEST_HOST ' | sed -n "${done}p")
+			set -- $line
+			[ "$2" = resize ] || continue
+			dev=$3 size=$4
+			echo "request $done: $dev requested-size $size" >> "$out"
+			km_qmp "$sock" "{\"execute\":\"qom-set\",\"arguments\":{\"path\":\"$dev\",\"property\":\"requested-size\",\"value\":$size}}" >> "$out" 2>&1
+		done
+		{ tr -d '\r' < "$log"; } 2> /dev/null | grep -q '^ZSTEST_END' && return
+		sleep 0.3
+	done
+}
+
+# km_torture ROOT KVER KO LOG SECONDS SEED [CYCLE]: boots the torture guest
+# (testbed/guest-torture.sh) for SECONDS of torture with SEED, rmmod and
+# insmod every CYCLE seconds (default 20): node 0 with 1 GiB of boot
+# memory behind a 256 MiB direct-mapped cache, a 512 MiB DIMM for
+# ZONE_MOVABLE, a 1 GiB DIMM for the kernel zone (1 GiB pages) and a
+# 512 MiB virtio-mem device whose size the guest asks the host to change.
+# KM_TORTURE_APPEND adds kernel command-line words (debug kernels:
+# page_owner=on). Returns 0 when the guest reached its end marker.
+km_torture() {
+	local root=$1 kver=$2 ko=$3 log=$4 secs=$5 seed=$6 cycle=${7:-20} initrd sock watcher rc
+	initrd=${log%.log}.cpio.gz
+	sock=${log%.log}.qmp
+	rm -f "$log" "$sock"
+	KM_ROOT=$root KM_KERNEL_MODS="virtio_pci virtio_mem" km_initramfs "$initrd" "$kver" "$ko" \
+		"$ZS_SRCDIR/testbed/guest-torture.sh" || return 1
+	KM_MEM_OPTS=",slots=4,maxmem=8G"
+	KM_QEMU_ARGS=(-object memory-backend-ram,id=dm,size=512M -device pc-dimm,id=dimmm,memdev=dm,node=0
+		-object memory-backend-ram,id=dg,size=1G -device pc-dimm,id=dimmg,memdev=dg,node=0
+		-object memory-backend-ram,id=vmm,size=512M
+		-device virtio-mem-pci,id=vm0,memdev=vmm,node=0,requested-size=512M
+		-qmp "unix:$sock,server=on,wait=off")
+	km_host_requests "$log" "$sock" "${log%.log}.host" &
+	watcher=$!
+	KM_APPEND="memhp_default_state=offline ZS_TORTURE_S=$secs ZS_SEED=$seed ZS_CYCLE_S=$cycle ${KM_TORTURE_APPEND:-}" \
+		km_boot "$root" "$kver" "$initrd" "$log" 1G:256M 2 $((secs * 3 + 900))
+	rc=$?
+	wait "$watcher"
+	unset KM_MEM_OPTS KM_QEMU_ARGS
+	return $rc
+}
+
+# km_torture_reports LOG: the kernel's reports in a torture guest's log,
+# one line each: KASAN, lockdep, DEBUG_VM, list debugging, slab debugging,
+# kmemleak (those naming the module), hung tasks, soft lockups, RCU
+# stalls, warnings, oopses, bad pages.
+km_torture_reports() {
+	km_lines "$1" dmesg_all | grep -E 'BUG: KASAN|KASAN:|possible circular locking|possible recursive locking|inconsistent lock state|lock held when returning|bad unlock balance|sleeping function called from invalid|VM_BUG_ON|kernel BUG at|list_add corruption|list_del corruption|list_debug|BUG [a-z_-]+ \(|Poison overwritten|Redzone|blocked for more than|soft lockup|hard LOCKUP|rcu.*stall|WARNING:|Oops|general protection|Bad page|unable to handle'
+	[ "$(km_get "$1" kmemleak_zonesort)" = "" ] || [ "$(km_get "$1" kmemleak_zonesort)" = 0 ] ||
+		echo "kmemleak: $(km_get "$1" kmemleak_zonesort) unreferenced object(s) allocated by the module"
+}
+
+# km_torture_check SERIES LOG: the pass criteria of a torture run, as TAP
+# results. Free memory (MemFree and the per-CPU lists' pages) after the
+# final release and rmmod within 16 MiB of its value before that load
+# (what the guest's shell and the kernel's own caches move meanwhile);
+# Balloon, offline pages and (debug kernels) pages page_owner says the
+# module allocated back to their values.
+km_torture_check() {
+	local s=$1 log=$2 g
+	g() { km_get "$log" "$1"; }
+	ok "$s: the torture guest reached its end marker (seed $(g seed), $(g torture_s) s)" \
+		grep -q '^ZSTEST_END rc=0' <(tr -d '\r' < "$log") || {
+		tr -d '\r' < "$log" | grep -E '^ZSTEST_FAIL|Kernel panic|BUG|Oops' | head -10 | sed 's/^/# /'
+		tr -d '\r' < "$log" | tail -30 | sed 's/^/# /'
+		return 1
+	}
+	is "$(km_failed_steps "$log")" "" "$s: every guest step exited 0"
+	diag "$s: $(g cycles) rmmod/insmod cycles, $(g actions) worker actions (sorter $(g actions_sorter), hotplug $(g actions_hotplug), vmem $(g actions_vmem), huge $(g actions_huge), pressure $(g actions_pressure), toggles $(g actions_toggles), compactor $(g actions_compactor))"
+	cmp_ok "$(g rmmods)" -ge 2 "$s: rmmod ran under load ($(g rmmods) times)"
+	cmp_ok "$(g rmmod_cs_max)" -le 1000 "$s: every rmmod returned within 10 s (longest $(g rmmod_cs_max) cs)"
+	cmp_ok "$(g sort_held_max)" -gt 0 "$s: sorts during the torture held pages (at most $(g sort_held_max))"
+	cmp_ok "$(g end_held_pages)" -gt 0 "$s: the final sorts held pages ($(g end_held_pages))"
+	is "$(g end_released_pages)/$(g end_released_blocks)" 0/0 "$s: ... and release left nothing held"
+	num_ok "$s: free memory (MemFree and per-CPU lists) after release and rmmod within 16 MiB of before the load ($(g base_memfree_kb) -> $(g after_memfree_kb) kB)" \
+		"$(g after_memfree_kb) - $(g base_memfree_kb) >= -16384 && $(g after_memfree_kb) - $(g base_memfree_kb) <= 16384"
+	is "$(g after_memtotal_kb)" "$(g base_memtotal_kb)" "$s: ... with the same MemTotal"
+	is "$(g after_offline_pages)" "$(g base_offline_pages)" "$s: no page left offline (kpageflags: balloon pages)"
+	if [ -n "$(g base_balloon_kb)" ]; then
+		is "$(g after_balloon_kb)" "$(g base_balloon_kb)" "$s: Balloon back to $(g base_balloon_kb) kB"
+	fi
+	num_ok "$s: KReclaimable back within 4 MiB ($(g base_kreclaimable_kb) -> $(g after_kreclaimable_kb) kB)" \
+		"$(g after_kreclaimable_kb) - $(g base_kreclaimable_kb) <= 4096"
+	if [ "$(g page_owner)" = 1 ]; then
+		is "$(g page_owner_zonesort)" 0 "$s: page_owner: no page allocated by the module after release"
+	fi
+	is "$(km_torture_reports "$log")" "" "$s: no KASAN, lockdep, DEBUG_VM, list, slab or kmemleak report, hung task, soft lockup, stall, warning or oops"
 }

@@ -611,6 +611,27 @@ static int cmd_readloop(const char *path, double seconds)
 	return 0;
 }
 
+/* Pages /proc/kpageflags marks with flag bit `bit` (23: KPF_OFFLINE,
+ * balloon pages and memory a virtio-mem device has unplugged). */
+static int cmd_kpageflags(unsigned bit)
+{
+	static uint64_t buf[1 << 16];
+	unsigned long long n = 0;
+	ssize_t r;
+	int fd = open("/proc/kpageflags", O_RDONLY);
+
+	if (fd < 0)
+		die("/proc/kpageflags");
+	while ((r = read(fd, buf, sizeof(buf))) > 0)
+		for (size_t i = 0; i < (size_t)r / sizeof(*buf); i++)
+			n += (buf[i] >> bit) & 1;
+	if (r < 0)
+		die("read /proc/kpageflags");
+	close(fd);
+	printf("%llu\n", n);
+	return 0;
+}
+
 static unsigned long long num(const char *s)
 {
 	char *end;
@@ -629,7 +650,8 @@ static int usage(void)
 		"usage: zstest age MIB ROUNDS KEEP_PERMILLE READYFILE\n"
 		"       zstest measure BYTES SLOTS WAYS [--sort FILE] [--dump DIR] [--conflicts FILE] [--thp] [--cpu N]\n"
 		"       zstest pressed MARGIN_PAGES SORTFILE PARAMFILE VALUE | burst BYTES | hog SECONDS MIB SEED\n"
-		"       zstest write PATH TEXT | read PATH | writes PATH TEXT COUNT | readloop PATH SECONDS\n");
+		"       zstest write PATH TEXT | read PATH | writes PATH TEXT COUNT | readloop PATH SECONDS\n"
+		"       zstest kpageflags BIT   (pages with that /proc/kpageflags bit)\n");
 	return 2;
 }
 
@@ -672,5 +694,7 @@ int main(int argc, char **argv)
 		return cmd_writes(argv[2], argv[3], num(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "readloop"))
 		return cmd_readloop(argv[2], (double)num(argv[3]));
+	if (argc == 3 && !strcmp(argv[1], "kpageflags"))
+		return cmd_kpageflags((unsigned)num(argv[2]));
 	return usage();
 }

@@ -5,7 +5,8 @@
 # naming what is missing when that root is not there). It is GPL, has the
 # parameters the zonesort command passes, finds the per-CPU list lock by
 # compiling a probe rather than by version (and a probe that cannot build
-# is reported missing), builds the quarantine with the way of holding
+# is reported missing, as is one whose functions the kernel does not
+# export), builds the quarantine with the way of holding
 # pages each kernel offers and the shrinker registration it has (probed,
 # not taken from the version), stops loudly when the probe command itself
 # is broken (the positive control), refuses kernels outside the tested
@@ -81,6 +82,20 @@ if [ -n "$kver" ]; then
 			"conftest-control\.c, which every supported kernel .* builds.*${broken##*:}" \
 			"... the build stops naming the positive control and the compiler's complaint"
 	done
+	# A probe that compiles is not enough: the kernel must export what
+	# the feature calls (a backport can declare without exporting, and
+	# modpost would stop the build). With a Module.symvers that lacks
+	# __SetPageMovable the movable-page hold is reported missing, and
+	# with none at all the build stops naming the file.
+	grep -vE '[[:space:]]__SetPageMovable[[:space:]]' "/lib/modules/$kver/build/Module.symvers" > "$KM_WORK/symvers-no-movable"
+	ko=$(km_build "" "$kver" "symvers-$kver" "ZS_SYMVERS=$KM_WORK/symvers-no-movable")
+	ok "build against a Module.symvers without __SetPageMovable" test -n "$ko"
+	unlike "$(cat "$KM_WORK/symvers-$kver/.zonesort_main.o.cmd")" "ZS_HOLD_MOVABLE|ZS_HAVE_QUARANTINE" \
+		"... the movable-page hold is reported missing though its probe compiles (no quarantine)"
+	ko=$(km_build "" "$kver" "nosymvers-$kver" "ZS_SYMVERS=$KM_WORK/no-such-Module.symvers" 2> /dev/null)
+	is "$ko" "" "without Module.symvers no module is built"
+	like "$(cat "$KM_WORK/nosymvers-$kver/build.log")" "no-such-Module.symvers does not list what every supported kernel exports" \
+		"... the build stops naming the file"
 	ko=$(km_build "" "$kver" "hooks-$kver" ZS_TEST_HOOKS=y)
 	ok "the test build with hooks builds warning-free too" test -n "$ko"
 	is "$(grep -E 'warning|error' "$KM_WORK/hooks-$kver/build.log" | grep -v 'Skipping BTF generation')" "" \

@@ -4,8 +4,8 @@
 # the cache, the zonesort command finds it and loads the module, sorted
 # allocations come within a point of what any order of the free lists
 # allows (an independent bound), bad input is refused, the interval timer
-# works, and sorting under stress (hogs, reads, memory hotplug,
-# compaction) leaves the kernel clean. See vm-main.sh.
+# works, and the module unloads, reloads and sorts again (the stress
+# of everything at once is 54-torture.t). See vm-main.sh.
 . "$(dirname "$0")/../../testbed/tap.sh"
 . "$(dirname "$0")/../../testbed/env.sh"
 . "$(dirname "$0")/../../testbed/vm.sh"

@@ -31,13 +31,8 @@
 
 C=/sys/devices/system/node/node0/memory_side_cache/index1
 Q=$Z/quarantine
-MEM=/sys/devices/system/memory
 T=/sys/kernel/tracing
 
-# now_cs: centiseconds since boot (the guest's own clock).
-now_cs() { awk '{ printf "%d", $1 * 100 }' /proc/uptime; }
-# mi KEY [FILE]: a meminfo value in kB (per-node files have "Node 0 KEY:").
-mi() { awk -v k="$1:" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' "${2:-/proc/meminfo}"; }
 NMI=/sys/devices/system/node/node0/meminfo
 # q KEY: a value of node 0's quarantine line, or a key=value line.
 q() {
@@ -48,13 +43,6 @@ setp() { step "param_$1_$2" 10 sh -c "echo $2 > $P/$1"; }
 # sortstep NAME: sorts node 0 as a step (a refused write fails it).
 sortstep() {
 	step $1 300 zstest write $Z/nodeid 0 && [ "$(out $1)" = ok ] || _mark $1 "write-$(out $1)"
-}
-dmesg_mark() { dmesg | wc -l > /tmp/dmesg.mark; }
-# dmesg_since TAG: kernel log lines since dmesg_mark, between markers.
-dmesg_since() {
-	echo "ZSTEST_BEGIN $1"
-	dmesg | tail -n +$(($(cat /tmp/dmesg.mark) + 1))
-	echo "ZSTEST_DONE $1"
 }
 
 [ -r $C/size ] || { M hmat_size=none; exit 1; }
@@ -83,11 +71,6 @@ nk=$(($1 * 1048576 / BLOCK)) nm=$(($2 * 1048576 / BLOCK))
 head -n $nk /tmp/dimm > /tmp/kernel_blocks
 head -n $((nk + nm)) /tmp/dimm | tail -n $nm > /tmp/movable_blocks
 tail -n +$((nk + nm + 1)) /tmp/dimm > /tmp/giant_blocks
-# online_blocks NAME ZONE FILE: the listed blocks online in ZONE
-# (online_kernel or online_movable).
-online_blocks() {
-	step $1 120 sh -c "for b in \$(cat $3); do echo $2 > $MEM/memory\$b/state || exit 1; done"
-}
 online_blocks online_kernel_dimm online_kernel /tmp/kernel_blocks
 # age NAME MIB: zstest age in the background, holding its long-lived
 # pages; the pid in $BG.
@@ -320,28 +303,6 @@ setp quarantine N
 huge huge_o2 $H2 100000
 setp quarantine Y
 step pool_free 300 sh -c "echo 0 > $H2"
-# --- race, last (its compactions undo the aging the phases above need),
-# on node 0 aged again: held blocks off their lists on their way back
-# (the test build's test_give_back_delay_ms holds them there 200 ms per
-# list) while compaction runs without pause; compaction takes held blocks
-# back itself while vm.compact_unevictable_allowed is 1. Each block must
-# be freed once, by one of the two.
-age age_race ${ZS_AGE_MIB:-300}
-sortstep sort_race
-M race_held=$(q held_pages) race_unevictable=$(cat /proc/sys/vm/compact_unevictable_allowed) \
-	race_free1=$(mi MemFree) race_kr1=$(mi KReclaimable)
-setp test_give_back_delay_ms 200
-rm -f /tmp/compact.stop
-bg race_compact 300 sh -c "n=0; while [ ! -e /tmp/compact.stop ]; do
-	echo 1 > /proc/sys/vm/compact_memory; n=\$((n + 1)); done; echo compactions=\$n"
-COMPACTOR=$BG
-step race_release 120 sh -c "echo 1 > $Q/release"
-touch /tmp/compact.stop
-wait $COMPACTOR
-setp test_give_back_delay_ms 0
-M race_compactions=$(kv race_compact compactions) race_held2=$(q held_pages) \
-	race_free2=$(mi MemFree) race_kr2=$(mi KReclaimable)
-
 M tainted=$(cat /proc/sys/kernel/tainted)
 echo "ZSTEST_BEGIN dmesg_all"
 dmesg

@@ -1,0 +1,323 @@
+# Runs inside a QEMU guest (busybox sh) as /test.sh: everything that can
+# happen to the quarantine at once, for ZS_TORTURE_S seconds, then checks
+# that all of it went back. Shared by tests/kmod/54-torture.t (a short
+# run on the stock kernels) and bench/kmod-torture (long runs on debug
+# kernels). The guest (testbed/vm.sh km_torture_boot): node 0 with a
+# 256 MiB direct-mapped memory-side cache (HMAT), 1 GiB of boot memory, a
+# DIMM for ZONE_MOVABLE, a 1 GiB DIMM for the kernel zone (1 GiB huge
+# pages come from there) and a virtio-mem device in ZONE_MOVABLE the
+# host resizes when asked ("ZSTEST_HOST resize").
+#
+# Workers, each a loop with its own pseudo-random schedule drawn from
+# the run's seed (ZS_SEED, recorded; the same seed gives the same
+# schedules, though not the same interleaving):
+#   sorter      sorts node 0, pausing 0-300 ms between sorts
+#   timer       sort_interval on (1-3 s) and off
+#   compactor   writes vm/compact_memory
+#   hotplug     takes a memory block of the movable DIMM or the upper
+#               boot memory offline and back online
+#   vmem        asks the host for another virtio-mem size (2 MiB steps)
+#   huge        2 MiB hugetlb pages (0-64), and a 1 GiB page now and then
+#   pressure    takes most of the available memory for a moment
+#               (reclaim, the quarantine's shrinker)
+#   toggles     quarantine on/off, quarantine_max_permille, release
+#               (every node's or node 0's)
+#   readers     reads every file of the module's sysfs and debugfs
+# (ZS_TORTURE_WORKERS, comma-separated, runs some of them only), and in
+# the foreground rmmod and insmod again every ZS_CYCLE_S seconds
+# (each rmmod timed; an unload watcher dumps the blocked tasks' stacks
+# should one take more than 60 s).
+# At the end: workers stopped, virtio-mem and huge pages back as they
+# were, a final load, sorts, release, rmmod; MemFree, Balloon, offline
+# pages (kpageflags) and KReclaimable against their values before that
+# load; on debug kernels page_owner (pages the module still owns) and
+# kmemleak. Markers: see testbed/vm-guest-lib.sh; the host checks.
+. /guest-lib.sh
+
+DUR=${ZS_TORTURE_S:-60}
+CYCLE=${ZS_CYCLE_S:-20}
+SEED=${ZS_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+KO=/zonesort.ko
+D=/sys/kernel/debug/zonesort
+Q=$Z/quarantine
+M seed=$SEED torture_s=$DUR cycle_s=$CYCLE kernel=$(uname -r)
+mount -t debugfs debugfs /sys/kernel/debug
+echo 1 > /proc/sys/kernel/sysrq
+# A task blocked for 30 s is reported (the detector's default is 120 s).
+echo 30 > /proc/sys/kernel/hung_task_timeout_secs 2> /dev/null
+
+# rnd N: the next number in [0, N) of this shell's schedule (a linear
+# congruential generator on S, seeded per worker).
+rnd() {
+	S=$(((S * 1103515245 + 12345) % 2147483648))
+	R=$(((S / 65536) % $1))
+}
+# nap MS_MIN MS_MAX: sleeps a random time in [MIN, MAX] milliseconds.
+nap() {
+	rnd $(($2 - $1 + 1))
+	sleep $(((R + $1) / 1000)).$(printf '%03d' $(((R + $1) % 1000)))
+}
+# act NAME TEXT: logs a worker's action (replayable schedules).
+act() { echo "$(cut -d' ' -f1 /proc/uptime) $*" >> /tmp/tlog/$W.log; }
+mkdir -p /tmp/tlog
+running() { [ ! -e /tmp/torture.stop ]; }
+# worker NAME N: runs worker_NAME in the background, seeded with the
+# run's seed and its number N.
+worker() {
+	(
+		W=$1
+		S=$(((SEED + $2 * 7919) % 2147483648))
+		worker_$1
+	) > /tmp/tlog/$1.err 2>&1 &
+	echo $! >> /tmp/workers
+}
+
+# --- Memory: DIMMs offline from boot (memhp_default_state=offline), in
+# address order: movable (ZS_DIMM_MOVABLE_MIB), then the 1 GiB kernel one.
+ls -d $MEM/memory* | sed 's/.*memory//' | sort -n > /tmp/blocks.boot
+for b in $(cat /tmp/blocks.boot); do
+	[ "$(cat $MEM/memory$b/state)" = offline ] && echo $b
+done > /tmp/dimm
+BLOCK=$(printf '%d' 0x$(cat $MEM/block_size_bytes))
+nm=$((${ZS_DIMM_MOVABLE_MIB:-512} * 1048576 / BLOCK))
+head -n $nm /tmp/dimm > /tmp/movable_blocks
+tail -n +$((nm + 1)) /tmp/dimm > /tmp/giant_blocks
+online_blocks online_movable_dimm online_movable /tmp/movable_blocks
+online_blocks online_giant_dimm online_kernel /tmp/giant_blocks
+if [ -s /modules/order ]; then
+	step kernel_mods 60 sh -c 'while read -r m; do insmod /modules/$m || exit 1; done < /modules/order'
+fi
+_i=0
+while [ $_i -lt 200 ]; do
+	ls -d $MEM/memory* | sed 's/.*memory//' | sort -n > /tmp/blocks.now
+	[ $(grep -cvxF -f /tmp/blocks.boot /tmp/blocks.now) -ge $((${ZS_VMEM_MIB:-512} * 1048576 / BLOCK)) ] && break
+	sleep 0.1
+	_i=$((_i + 1))
+done
+grep -vxF -f /tmp/blocks.boot /tmp/blocks.now | sort -n > /tmp/vmem_blocks
+online_blocks online_vmem online_movable /tmp/vmem_blocks
+# Blocks the hotplug worker cycles: the movable DIMM's, and the upper
+# half of the boot memory (the lower half holds the kernel).
+nboot=$(grep -cvxF -f /tmp/dimm /tmp/blocks.boot)
+{ cat /tmp/movable_blocks; grep -vxF -f /tmp/dimm /tmp/blocks.boot | tail -n $((nboot / 2)); } > /tmp/hotplug_blocks
+H1=/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages
+H2=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+VMEM=$((${ZS_VMEM_MIB:-512}))
+M memtotal_kb=$(mi MemTotal) hotplug_blocks=$(wc -l < /tmp/hotplug_blocks) vmem_blocks=$(wc -l < /tmp/vmem_blocks) \
+	huge1g=$([ -e $H1 ] && echo 1 || echo 0) page_owner=$([ -r /sys/kernel/debug/page_owner ] && echo 1 || echo 0) \
+	kmemleak=$([ -e /sys/kernel/debug/kmemleak ] && echo 1 || echo 0)
+
+worker_sorter() {
+	while running; do
+		[ -e $Z/nodeid ] && act sort "$(zstest write $Z/nodeid 0)" \
+			held=$(cat $Z/node0/quarantine_held_pages 2> /dev/null)
+		nap 0 300
+	done
+}
+worker_timer() {
+	while running; do
+		rnd 4
+		[ -e $Z/sort_interval ] && echo $R > $Z/sort_interval && act interval $R
+		nap 2000 8000
+	done
+}
+worker_compactor() {
+	while running; do
+		act compact
+		echo 1 > /proc/sys/vm/compact_memory
+		nap 1000 5000
+	done
+}
+worker_hotplug() {
+	n=$(wc -l < /tmp/hotplug_blocks)
+	while running; do
+		rnd $n
+		b=$(sed -n "$((R + 1))p" /tmp/hotplug_blocks)
+		if timeout 10 sh -c "echo offline > $MEM/memory$b/state" 2> /dev/null; then
+			act offline $b ok
+			zone=online
+			grep -qx $b /tmp/movable_blocks && zone=online_movable
+			echo $zone > $MEM/memory$b/state || act online $b failed
+		else
+			act offline $b refused
+		fi
+		nap 1000 4000
+	done
+}
+worker_vmem() {
+	while running; do
+		rnd $((VMEM / 2 + 1))
+		act resize $((R * 2))
+		echo "ZSTEST_HOST resize vm0 $((R * 2 * 1048576))" > /dev/console
+		nap 2000 6000
+	done
+}
+worker_huge() {
+	while running; do
+		rnd 65
+		act huge2m $R
+		echo $R > $H2
+		rnd 4
+		if [ $R = 0 ] && [ -e $H1 ]; then
+			act huge1g
+			timeout 60 sh -c "echo 1 > $H1; sleep 1; echo 0 > $H1"
+		fi
+		nap 1000 4000
+	done
+}
+worker_pressure() {
+	while running; do
+		avail=$(mi MemAvailable)
+		act pressure $((avail / 1024 - 96))
+		[ $((avail / 1024)) -gt 160 ] && timeout 30 zstest burst $(((avail / 1024 - 96) * 1048576)) > /dev/null
+		nap 3000 8000
+	done
+}
+worker_toggles() {
+	while running; do
+		rnd 6
+		case $R in
+		0) [ -e $Q/enabled ] && echo N > $Q/enabled && act quarantine off ;;
+		1 | 2) [ -e $Q/enabled ] && echo Y > $Q/enabled && act quarantine on ;;
+		3) rnd 4
+			set -- 10 100 500 1000
+			shift $R
+			[ -e $Q/max_permille ] && echo $1 > $Q/max_permille && act max_permille $1 ;;
+		4) [ -e $Q/release ] && echo 1 > $Q/release && act release ;;
+		5) [ -e $Z/node0/quarantine_release ] && echo 1 > $Z/node0/quarantine_release && act release0 ;;
+		esac
+		nap 2000 6000
+	done
+}
+worker_readers() {
+	while running; do
+		for f in $(find $Z /sys/module/zonesort/parameters $D -type f 2> /dev/null); do
+			case $f in */nodeid | */release | */quarantine_release) continue ;; esac
+			cat $f > /dev/null 2>&1
+		done
+		nap 100 500
+	done
+}
+
+# Long-lived pages scattered over memory for the whole run: colliding
+# free blocks the sorts hold and everything else takes back (the pressure
+# worker's bursts alone leave most memory in large blocks a sort never
+# needs to hold).
+bg torture_age 3000 zstest age ${ZS_TORTURE_AGE_MIB:-300} 1 20 /tmp/torture_age.ready
+ready torture_age_ready /tmp/torture_age.ready $BG 300
+step insmod0 30 insmod $KO
+rm -f /tmp/torture.stop /tmp/workers /tmp/rmmod_cs
+n=0
+for w in $(echo ${ZS_TORTURE_WORKERS:-sorter,timer,compactor,hotplug,vmem,huge,pressure,toggles,readers} | tr , " "); do
+	n=$((n + 1))
+	worker $w $n
+done
+START=$(date +%s)
+S=$SEED
+cycles=0
+while [ $(($(date +%s) - START)) -lt $DUR ]; do
+	nap $((CYCLE * 500)) $((CYCLE * 1500))
+	[ $(($(date +%s) - START)) -lt $DUR ] || break
+	unload cycle_rmmod || break
+	rnd 3
+	case $R in
+	0) step cycle_insmod 30 insmod $KO ;;
+	1) step cycle_insmod 30 insmod $KO quarantine_max_permille=100 ;;
+	2) step cycle_insmod 30 insmod $KO quarantine=N ;;
+	esac
+	cycles=$((cycles + 1))
+done
+touch /tmp/torture.stop
+for p in $(cat /tmp/workers); do
+	wait $p
+done
+M sort_held_max=$(sed -n 's/.* held=\([0-9][0-9]*\).*/\1/p' /tmp/tlog/sorter.log | sort -n | tail -1)
+M cycles=$cycles rmmod_cs_max=$(sort -n /tmp/rmmod_cs | tail -1) rmmods=$(wc -l < /tmp/rmmod_cs) \
+	actions=$(cat /tmp/tlog/*.log | wc -l)
+for f in /tmp/tlog/*.log; do
+	M actions_$(basename $f .log)=$(wc -l < $f)
+done
+# What the workers printed (errors of the commands they ran).
+cat /tmp/tlog/*.err > $OUT/worker_err
+cap worker_err worker_err
+
+# --- Back as it was: the quiet end.
+[ -d /sys/module/zonesort ] || step end_insmod 30 insmod $KO
+echo 0 > $Z/sort_interval
+echo "ZSTEST_HOST resize vm0 $((VMEM * 1048576))"
+echo 0 > $H2
+[ ! -e $H1 ] || echo 0 > $H1
+for b in $(cat /tmp/hotplug_blocks); do
+	if [ "$(cat $MEM/memory$b/state)" = offline ]; then
+		zone=online
+		grep -qx $b /tmp/movable_blocks && zone=online_movable
+		echo $zone > $MEM/memory$b/state
+	fi
+done
+sleep 5
+unload end_rmmod0
+# kpageflags bit 23: PageOffline (balloon pages on 7.x, virtio-mem's
+# unplugged memory).
+offline_pages() { zstest kpageflags 23; }
+# free_kb: MemFree and the pages waiting in the per-CPU lists, which
+# MemFree leaves out (a sort's drain moves them into the free lists).
+free_kb() {
+	echo $(($(mi MemFree) + 4 * $(awk '$1 == "count:" { s += $2 } END { print s + 0 }' /proc/zoneinfo)))
+}
+# Long-lived pages scattered over memory: colliding free blocks for the
+# final sorts to hold, in place until the end.
+bg end_age 3000 zstest age 200 1 20 /tmp/end_age.ready
+ready end_age_ready /tmp/end_age.ready $BG 300
+echo 1 > /proc/sys/vm/stat_refresh
+M base_memfree_kb=$(free_kb) base_balloon_kb=$(mi Balloon) base_kreclaimable_kb=$(mi KReclaimable) \
+	base_offline_pages=$(offline_pages) base_memtotal_kb=$(mi MemTotal)
+step end_insmod 30 insmod $KO
+step end_sorts 300 zstest writes $Z/nodeid 0 3
+M end_held_pages=$(cat $Z/node0/quarantine_held_pages) end_memfree_held_kb=$(free_kb)
+step end_release 60 sh -c "echo 1 > $Q/release"
+M end_released_pages=$(cat $Z/node0/quarantine_held_pages) end_released_blocks=$(cat $Z/node0/quarantine_held_blocks)
+# kmemleak (debug kernels): objects nothing references any more; those the
+# module allocated name it in their backtrace while it is loaded, and
+# after rmmod have an address in the range it was loaded at.
+kmemleak_scan() {
+	echo scan > /sys/kernel/debug/kmemleak
+	sleep 2
+	echo scan > /sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak > $OUT/$1
+}
+if [ -e /sys/kernel/debug/kmemleak ]; then
+	set -- $(awk '$1 == "zonesort" { print $2, $6 }' /proc/modules)
+	MOD_SIZE=$1 MOD_BASE=$2
+	kmemleak_scan kmemleak_loaded
+fi
+if [ -r /sys/kernel/debug/page_owner ]; then
+	# Pages allocated with the module's functions in their stack, while
+	# its symbols are there to name them.
+	step page_owner 900 sh -c "grep -c 'zonesort' /sys/kernel/debug/page_owner; true"
+	M page_owner_zonesort=$(out page_owner)
+fi
+unload end_rmmod
+sleep 2
+echo 1 > /proc/sys/vm/stat_refresh
+M after_memfree_kb=$(free_kb) after_balloon_kb=$(mi Balloon) after_kreclaimable_kb=$(mi KReclaimable) \
+	after_offline_pages=$(offline_pages) after_memtotal_kb=$(mi MemTotal)
+if [ -e /sys/kernel/debug/kmemleak ]; then
+	kmemleak_scan kmemleak_unloaded
+	# Reports naming the module, or with a backtrace address in its range.
+	ours() {
+		awk -v base=$MOD_BASE -v size=$MOD_SIZE 'BEGIN { lo = ("0x" substr(base, 3)) + 0; hi = lo + size }
+			/unreferenced object/ { if (z) n++; z = 0; next }
+			/\[zonesort\]/ { z = 1 }
+			{ if (match($0, /\[<[0-9a-f]+>\]/)) { a = ("0x" substr($0, RSTART + 2, RLENGTH - 4)) + 0; if (a >= lo && a < hi) z = 1 } }
+			END { if (z) n++; print n + 0 }' $1
+	}
+	M kmemleak_reports=$(cat $OUT/kmemleak_loaded $OUT/kmemleak_unloaded | grep -c 'unreferenced object') \
+		kmemleak_zonesort=$(($(ours $OUT/kmemleak_loaded) + $(ours $OUT/kmemleak_unloaded)))
+	cat $OUT/kmemleak_loaded $OUT/kmemleak_unloaded > $OUT/kmemleak
+	cap kmemleak kmemleak
+fi
+M tainted=$(cat /proc/sys/kernel/tainted)
+echo "ZSTEST_BEGIN dmesg_all"
+dmesg
+echo "ZSTEST_DONE dmesg_all"
+exit 0
