@@ -350,7 +350,9 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 static void start_helper(unsigned period, unsigned watch)
 {
 	char every[16], watching[16], parent[16], err[ZS_ERRLEN];
-	char **argv = calloc((size_t)policy_argc + 12, sizeof(char *));
+	/* helper run [--every N] [--watch S] --parent P --node NAME
+	 * [--sample P] -- WORDS... NULL: 14 besides the words at most. */
+	char **argv = calloc((size_t)policy_argc + 14, sizeof(char *));
 	int fds[2], argc = 0;
 
 	step.helper_role = period ? "periodic sorting" : "the churn watch";
