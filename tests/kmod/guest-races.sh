@@ -218,14 +218,15 @@ phase_partial() {
 	step partial_release 30 sh -c "echo 1 > $Q/release"
 }
 
-# stage_held NAME MINORDER MAXORDER BLOCK N: holds up to N free blocks
-# of those orders in memory block BLOCK (test_take with a sort), trying
+# stage_held NAME MINORDER MAXORDER BLOCK N [LAST]: holds up to N free
+# blocks of those orders in memory blocks BLOCK to LAST (default BLOCK)
+# (test_take with a sort), trying
 # up to three times (a sort's own give-backs merge free blocks); prints
 # the held ones' first pfns.
 stage_held() {
 	_t=0
 	while [ $_t -lt 3 ]; do
-		_c=$(free_blocks $2 $3 $4 $4 $5)
+		_c=$(free_blocks $2 $3 $4 ${6:-$4} $5)
 		[ -n "$_c" ] && stage $1 $_c > /dev/console
 		_h=$(for _p in $_c; do is_held $_p && echo $_p; done)
 		[ -n "$_h" ] && break
@@ -364,7 +365,11 @@ phase_late() {
 # over everything held, as reclaim entered from that thread would.
 phase_shrink() {
 	step release_shrink 30 sh -c "echo 1 > $Q/release"
-	set -- $(stage_held shrink_stage 2 10 $DM0 8)
+	# Pageblocks and smaller first (on 6.x nothing larger is held); an
+	# offline the late phase gave up on leaves the first block mostly in
+	# 4 MiB blocks, so the second counts too, and 4 MiB blocks (7.x) last.
+	set -- $(stage_held shrink_stage 2 9 $DM0 8 $DM1)
+	[ $# -ge 1 ] || set -- $(stage_held shrink_stage 2 10 $DM0 8)
 	M shrink_held=$#
 	n0=$(fired)
 	echo "callback:shrink" > $P/test_at
