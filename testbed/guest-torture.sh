@@ -87,15 +87,7 @@ online_blocks online_giant_dimm online_kernel /tmp/giant_blocks
 if [ -s /modules/order ]; then
 	step kernel_mods 60 sh -c 'while read -r m; do insmod /modules/$m || exit 1; done < /modules/order'
 fi
-_i=0
-while [ $_i -lt 200 ]; do
-	ls -d $MEM/memory* | sed 's/.*memory//' | sort -n > /tmp/blocks.now
-	[ $(grep -cvxF -f /tmp/blocks.boot /tmp/blocks.now) -ge $((${ZS_VMEM_MIB:-512} * 1048576 / BLOCK)) ] && break
-	sleep 0.1
-	_i=$((_i + 1))
-done
-grep -vxF -f /tmp/blocks.boot /tmp/blocks.now | sort -n > /tmp/vmem_blocks
-online_blocks online_vmem online_movable /tmp/vmem_blocks
+vmem_online online_vmem ${ZS_VMEM_MIB:-512}
 # Blocks the hotplug worker cycles: the movable DIMM's, and the upper
 # half of the boot memory (the lower half holds the kernel).
 nboot=$(grep -cvxF -f /tmp/dimm /tmp/blocks.boot)

@@ -135,6 +135,22 @@ online_blocks() {
 	step $1 120 sh -c "for b in \$(cat $3); do echo $2 > $MEM/memory\$b/state || exit 1; done"
 }
 
+# vmem_online NAME MIB: waits (20 s at most) until a virtio-mem device has
+# added its memory blocks (MIB of them; it adds them one at a time), lists
+# them in /tmp/vmem_blocks and onlines them movable (step NAME). Needs
+# /tmp/blocks.boot (the blocks before the device) and BLOCK (bytes).
+vmem_online() {
+	_i=0
+	while [ $_i -lt 200 ]; do
+		ls -d $MEM/memory* | sed 's/.*memory//' | sort -n > /tmp/blocks.now
+		[ $(grep -cvxF -f /tmp/blocks.boot /tmp/blocks.now) -ge $(($2 * 1048576 / BLOCK)) ] && break
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	grep -vxF -f /tmp/blocks.boot /tmp/blocks.now | sort -n > /tmp/vmem_blocks
+	online_blocks $1 online_movable /tmp/vmem_blocks
+}
+
 # unload NAME: rmmod zonesort, timed on the guest's clock (NAME_rc,
 # NAME_cs; the time also appended to /tmp/rmmod_cs). Should it take over
 # 60 s, a watcher raises the console log level and copies the blocked

@@ -134,15 +134,7 @@ ready age_ready /tmp/age.ready $AGER 600
 step kernel_mods 60 sh -c 'while read -r m; do insmod /modules/$m || exit 1; done < /modules/order'
 # virtio-mem adds its memory blocks one at a time: wait for all of them
 # (ZS_VMEM_MIB, what the device plugs at boot).
-_i=0
-while [ $_i -lt 200 ]; do
-	ls -d $MEM/memory* | sed 's/.*memory//' | sort -n > /tmp/blocks.now
-	[ $(grep -cvxF -f /tmp/blocks.boot /tmp/blocks.now) -ge $((${ZS_VMEM_MIB:-256} * 1048576 / BLOCK)) ] && break
-	sleep 0.1
-	_i=$((_i + 1))
-done
-grep -vxF -f /tmp/blocks.boot /tmp/blocks.now | sort -n > /tmp/vmem_blocks
-online_blocks online_vmem online_movable /tmp/vmem_blocks
+vmem_online online_vmem ${ZS_VMEM_MIB:-256}
 VTOP=$((($(tail -1 /tmp/vmem_blocks) + 1) * BP))	# first pfn past virtio-mem
 DM0=$(sed -n 1p /tmp/movable_blocks) DM1=$(sed -n 2p /tmp/movable_blocks) DM2=$(sed -n 3p /tmp/movable_blocks)
 M movable_blocks=$(wc -l < /tmp/movable_blocks) \
