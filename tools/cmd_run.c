@@ -389,8 +389,7 @@ struct helper {
 
 static void usage(void)
 {
-	printf("usage: zonesort run --every SECONDS|--watch SECONDS [--parent PID] [--count N] [--sample PID]\n"
-	       "                   [--node NAME] [key=value ...]\n"
+	printf("usage: zonesort run --every SECONDS|--watch SECONDS [--parent PID] [--count N] [--sample PID] [--node NAME] [key=value ...]\n"
 	       "Sorts the target nodes every SECONDS (1-86400), first after one period,\n"
 	       "until SIGTERM, until process PID exits, or after N rounds. A node sorted\n"
 	       "by anyone less than max(min_interval, SECONDS/2) ago is skipped. A due\n"

@@ -68,8 +68,13 @@ chmod 755 "$work"
 mkdir "$work/orig"
 cp -p "$PLUGSTACK_D" "$HC_CONF" "$work/orig/"
 NE_PIDS=
+# The package's line says pcp_high_fraction=auto: the sorting node's
+# first kernel sort sets vm.percpu_pagelist_high_fraction, which no
+# namespace holds; this host gets its own value back.
+PCP_FRACTION=$(cat /proc/sys/vm/percpu_pagelist_high_fraction)
 cleanup() {
 	local pid
+	echo "$PCP_FRACTION" > /proc/sys/vm/percpu_pagelist_high_fraction
 	prom_stop
 	for pid in $NE_PIDS ${SORT_READER:-}; do
 		kill "$pid" 2>/dev/null
@@ -92,7 +97,7 @@ shipped=$(grep -c '^#required .*/zonesort\.so ' "$PLUGSTACK_D")
 is "$shipped" 1 "the shipped $PLUGSTACK_D has one commented plugin line"
 sed -i "s|^#\(required .*/zonesort\.so .*\)\$|\1 prometheus_dir=$NE_DIR|" "$PLUGSTACK_D"
 line=$(grep -v '^#' "$PLUGSTACK_D" | grep .)
-is "$line" "required $PLUGIN default=on min_period=10 modprobe=zonesort prometheus_dir=$NE_DIR" \
+is "$line" "required $PLUGIN default=on min_period=10 modprobe=zonesort pcp_high_fraction=auto prometheus_dir=$NE_DIR" \
 	"uncommented, with prometheus_dir= added: the one active line"
 
 # --- 3. Slurm: the Epilog lines of the shipped example ------------------------
