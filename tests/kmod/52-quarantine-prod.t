@@ -195,9 +195,16 @@ prod_test() {
 	# few hundred pages (156 seen on 6.12), on 7.x tens of thousands.
 	# 128 pages are at least a few blocks inside pageblocks the 2 MiB
 	# pages asked for next must get back.
-	cmp_ok "$(g huge_q2_held)" -ge 128 "$s: the quarantine held pages inside 2 MiB blocks before asking for them ($(g huge_q2_held))"
-	cmp_ok "$(g huge_q2_got)" -ge $(($(g huge_o2_got) - 2)) \
-		"$s: ... and nr_hugepages reached what it reaches off, within 2 ($(g huge_q2_got) vs $(g huge_o2_got))"
+	held=$(g huge_q2_held) got=$(g huge_q2_got)
+	[ "$(g huge_q2b_held)" -gt "$held" ] 2> /dev/null && held=$(g huge_q2b_held)
+	[ "$(g huge_q2b_got)" -gt "$got" ] 2> /dev/null && got=$(g huge_q2b_got)
+	cmp_ok "$held" -ge 128 "$s: the quarantine held pages inside 2 MiB blocks before asking for them ($(g huge_q2_held), then $(g huge_q2b_held))"
+	# The attempts on, before and after the one off, against it: the
+	# better of the two (a later attempt finds memory compacted by the
+	# earlier ones, 209 before against 264 after once on 6.12).
+	cmp_ok "$got" -ge $(($(g huge_o2_got) - 2)) \
+		"$s: ... and nr_hugepages reached what it reaches off, within 2 ($(g huge_q2_got) and $(g huge_q2b_got) vs $(g huge_o2_got))"
+	is "$(g huge_q2_held_after)/$(g huge_q2b_held_after)" 0/0 "$s: ... and nothing was left held when they were asked for"
 
 	is "$(km_dmesg_bad "$LOG")" "" "$s: no WARNING, BUG, oops, list corruption, lockup or stall in dmesg"
 }
