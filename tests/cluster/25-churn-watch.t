@@ -2,7 +2,8 @@
 # The churn watch (churn_watch=SECONDS): a step whose start-up maps,
 # touches and unmaps memory after its sort is sorted again once the node is
 # quiet, with --zonesort=on (a helper that only watches) and with a period;
-# churn_watch=0 starts no helper for --zonesort=on; bad values are refused
+# churn_watch=0 starts no helper for --zonesort=on; a sorter whose writes
+# fail fails no job and is counted and logged; bad values are refused
 # before a job exists. The sorts are counted by the stand-in interface
 # (testbed/sortcount.sh: this host has no memory-side cache) with the time
 # each arrived, against the time the job's tasks freed their memory. The
@@ -106,7 +107,32 @@ is "$(sortcount)" 1 "churn_watch=0: one sort, the prolog's"
 is "$(cat "$work/helpers")" "" "... and no helper ran during the step"
 summaries_like "$JOB" 'step 0' 'zonesort=on, 0 sorts, 1 skipped \(recent\), 0 busy' "... its summary has no sort after churn"
 
-# 4. Bad values stop srun before a job exists, naming the key.
+# 4. A kernel interface whose writes fail (ENOSPC from /dev/full): the
+# watch's sorts fail too, and the job still runs to its end, the failures
+# counted in the summary and said in the node's log; the helper ends with
+# the step.
+broken=$SC_RUN/broken
+d=$(cluster_node_run "$node")${broken#/run}
+mkdir -p "$d"
+ln -sfn /dev/full "$d/nodeid"
+cluster_plugstack "${watch/sysfs=$SC_SYSFS/sysfs=$broken}"
+srun --zonesort=on sh -c 'echo $SLURM_JOB_ID > '"$work"'/job; python3 -c "
+import mmap
+m = mmap.mmap(-1, 128 << 20)
+for off in range(0, len(m), 4096):
+    m[off] = 1
+m.close()"; sleep 3; echo done > '"$work"'/done'
+is "$?" 0 "a failing sorter under the churn watch does not fail the job"
+is "$(cat "$work/done" 2> /dev/null)" done "... which ran to its end"
+JOB=$(cat "$work/job")
+cluster_wait_job_gone "$JOB" 30
+summaries_like "$JOB" 'step 0' 'zonesort=on, 0 sorts, 1 skipped \(recent\), 0 busy, [1-9][0-9]* failed' \
+	"the step's summary counts the watch's failed sorts"
+like "$(grep "zonesort: job $JOB" "$(cluster_slurmd_log "$node")")" "$broken/nodeid: write of node 0 failed: No space left on device" \
+	"... and the node's log names the file and the errno"
+ok "the helper is gone with the step" sh -c "! pgrep -f '^$ZS_ZONESORT run ' > /dev/null"
+
+# 5. Bad values stop srun before a job exists, naming the key.
 for bad in churn_watch=-1 churn_watch=86401 churn_watch=1m; do
 	cluster_plugstack "$SC_POLICY $bad"
 	out=$(srun --zonesort=on true 2>&1)
