@@ -121,6 +121,13 @@ struct zs_tally {
 				 * (the helper's churn watch), counted in sorted too */
 };
 
+/* Pages freed after a sort go in front of the lists it ordered and are
+ * handed out first, in no order of ours (bench/REPORT-churn-effect.md).
+ * Once 1/ZS_CHURN_SHARE of a cache's pages were freed since the last sort
+ * of the node behind it, a sort is due: the helper's churn watch sorts
+ * again. */
+#define ZS_CHURN_SHARE 16
+
 struct zs_sorter;
 
 /* A node's quarantine in this project's module, and the sorter's last

@@ -248,7 +248,7 @@ static bool wait_quiet(double deadline, double max_wait, pid_t parent, int pidfd
  * every CHURN_POLL seconds and keeps an estimate of the pages freed since
  * the last sort that were not allocated again (frees add to it,
  * allocations take from it first, as the allocator does); once that
- * reaches 1/CHURN_SHARE of the caches' pages and CHURN_QUIET looks in a
+ * reaches 1/ZS_CHURN_SHARE of the caches' pages and CHURN_QUIET looks in a
  * row found the node quiet (an allocation in flight would be split by the
  * sort; one look alone let sorts through a start-up that paused for a
  * moment), it sorts again. min_interval does not hold such sorts back (the
@@ -261,7 +261,6 @@ static bool wait_quiet(double deadline, double max_wait, pid_t parent, int pidfd
  */
 #define CHURN_POLL 0.1
 #define CHURN_QUIET 2
-#define CHURN_SHARE 16
 #define CHURN_MIN_GAP 0.25
 #define CHURN_MAX_SORTS 16
 
@@ -673,7 +672,7 @@ static int churn_open(struct helper *h, char *err)
 		return zs_fail(err, "the churn watch found no target node behind a memory-side cache");
 	if (sysinfo(&si))
 		return zs_fail(err, "sysinfo: %s", strerror(errno));
-	h->churn.share = pages / CHURN_SHARE;
+	h->churn.share = pages / ZS_CHURN_SHARE;
 	/* QUIET_WINDOW's 1/512 of memory, scaled to one look. */
 	h->churn.quiet = (unsigned long long)((double)si.totalram * si.mem_unit / 512 /
 					      (double)sysconf(_SC_PAGESIZE) * CHURN_POLL / QUIET_WINDOW);
