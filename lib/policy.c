@@ -31,6 +31,7 @@ void zs_policy_defaults(struct zs_policy *p)
 	strcpy(p->sorter.node_sysfs, "/sys/devices/system/node");
 	strcpy(p->sorter.statedir, "/run/zonesort");
 	p->sorter.pcp_high_fraction = ZS_PCP_KEEP;
+	p->sorter.recent_freed_sort = true;
 	p->sorter.quarantine = (struct zs_quarantine_opts){
 		.on = true, .max_permille = -1,
 		.compact_full = true, .compact_interval = 300,
@@ -123,6 +124,18 @@ static int set_sample_conflicts(struct zs_policy *p, const char *key, const char
 static int set_churn_watch(struct zs_policy *p, const char *key, const char *v, char *err)
 {
 	return set_uint(key, v, 0, ZS_MAX_PERIOD, &p->churn_watch, err);
+}
+
+/* recent_freed=sort (the default): a node sorted less than min_interval
+ * ago is sorted all the same once 1/16 of its cache was freed on it since
+ * (sorter.h, zs_recent_decide); skip: min_interval alone decides. */
+static int set_recent_freed(struct zs_policy *p, const char *key, const char *v, char *err)
+{
+	(void)key;
+	if (strcmp(v, "sort") && strcmp(v, "skip"))
+		return zs_fail(err, "recent_freed=%s: expected sort or skip", v);
+	p->sorter.recent_freed_sort = !strcmp(v, "sort");
+	return 0;
 }
 
 /* --- the sorter ------------------------------------------------------ */
@@ -326,6 +339,7 @@ static const struct {
 	{ "compact_fallback", set_compact_fallback, 0 },
 	{ "nocache", set_nocache, 0 },
 	{ "pcp_high_fraction", set_pcp_high_fraction, 0 },
+	{ "recent_freed", set_recent_freed, 0 },
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

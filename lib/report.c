@@ -73,9 +73,9 @@ char *zs_report_format(const struct zs_report_step *r)
 	put_escaped(f, r->node);
 	fputs("\tmode=", f);
 	put_escaped(f, r->mode);
-	fprintf(f, "\trounds=%u\tsorted=%u\trecent=%u\tbusy=%u\tfailed=%u\tseconds=%.6f\tcompacted=%u\tchurn=%u\tbackend=",
+	fprintf(f, "\trounds=%u\tsorted=%u\trecent=%u\tbusy=%u\tfailed=%u\tseconds=%.6f\tcompacted=%u\tchurn=%u\tfreed=%u\tbackend=",
 		r->tally.rounds, r->tally.sorted, r->tally.recent, r->tally.busy, r->tally.failed,
-		r->tally.seconds, r->tally.compacted, r->tally.churn);
+		r->tally.seconds, r->tally.compacted, r->tally.churn, r->tally.freed);
 	put_escaped(f, r->backend);
 	fputs("\tnote=", f);
 	put_escaped(f, r->note);
@@ -130,6 +130,8 @@ int zs_report_parse(const char *line, struct zs_report_step *r)
 				r->tally.compacted = (unsigned)strtoul(v, NULL, 10);
 			else if (KEY("churn"))
 				r->tally.churn = (unsigned)strtoul(v, NULL, 10);
+			else if (KEY("freed"))
+				r->tally.freed = (unsigned)strtoul(v, NULL, 10);
 			else if (KEY("backend"))
 				snprintf(r->backend, sizeof(r->backend), "%s", v);
 			else if (KEY("note"))

@@ -78,7 +78,9 @@ enum zs_report_status zs_report_load(const struct zs_report_opts *o, uint32_t jo
  * root), newest first. *jobs is malloc'd. */
 int zs_report_list(const struct zs_report_opts *o, uint32_t **jobs, unsigned *njobs, char *err);
 
-/* One report line and back (tab-separated key=value, %-escaped values). */
+/* One report line and back (tab-separated key=value, %-escaped values).
+ * Keys the parser does not know are ignored, and a key it knows that a
+ * line lacks (freed=, from an older version) reads as 0. */
 char *zs_report_format(const struct zs_report_step *r);
 int zs_report_parse(const char *line, struct zs_report_step *r);
 

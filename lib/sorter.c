@@ -481,7 +481,8 @@ long long zs_boottime_ns(void)
 }
 
 /* Stamps: "last" when the node's last sort began, "compacted" when a full
- * quarantine last had it compacted. */
+ * quarantine last had it compacted, "free" the node's free memory right
+ * after its last sort (free_stamp). */
 static void stamp_name(int node, const char *what, char *buf, size_t len)
 {
 	snprintf(buf, len, "node%d.%s", node, what);
@@ -515,6 +516,104 @@ static void stamp(struct zs_sorter *s, int node, const char *what, long long sta
 		return;
 	snprintf(text, sizeof(text), "boot %s %lld\n", boot, started_ns);
 	zs_textfile_replace(s->statefd, name, text, strlen(text), 0644, (uid_t)-1, NULL);
+}
+
+/* The node's free memory in bytes (libnuma: its meminfo's MemFree), or -1.
+ * Pages on the per-CPU lists are not in it until they reach the free
+ * lists: with the kernel's own sizing those can hold hundreds of MiB per
+ * CPU, and memory freed into them is not seen here (pcp_high_fraction=auto
+ * keeps them small). */
+static long long node_free(int node)
+{
+	long long freep = -1;
+
+	if (numa_available() < 0 || numa_node_size64(node, &freep) < 0)
+		return -1;
+	return freep;
+}
+
+/* "free": "boot <id> <ns> <bytes>", the node's free memory right after
+ * the sort whose "last" stamp is <ns>, written after that stamp. One that
+ * cannot be written leaves an earlier sort's, which names another <ns>. */
+static void free_stamp(struct zs_sorter *s, int node, long long started_ns)
+{
+	char name[32], text[160], boot[64];
+	long long bytes = node_free(node);
+
+	stamp_name(node, "free", name, sizeof(name));
+	if (bytes < 0 || zs_boot_id(boot, sizeof(boot)))
+		return;
+	snprintf(text, sizeof(text), "boot %s %lld %lld\n", boot, started_ns, bytes);
+	zs_textfile_replace(s->statefd, name, text, strlen(text), 0644, (uid_t)-1, NULL);
+}
+
+/* The free memory free_stamp recorded after the sort that began at
+ * started_ns (the "last" stamp); -1 when there is none to trust: missing,
+ * garbled, from another boot, or of another sort (a "last" stamp written
+ * without one, by a sorter that keeps none). */
+static long long free_read(struct zs_sorter *s, int node, long long started_ns)
+{
+	char name[32], text[160], boot[64], want[64];
+	long long at, bytes;
+	int end = 0;
+
+	stamp_name(node, "free", name, sizeof(name));
+	if (state_dir(s, NULL) < 0 || zs_textfile_read(s->statefd, name, text, sizeof(text)) < 0 ||
+	    zs_boot_id(want, sizeof(want)))
+		return -1;
+	if (sscanf(text, "boot %63s %lld %lld%n", boot, &at, &bytes, &end) != 3 ||
+	    (text[end] && text[end] != '\n') || strcmp(boot, want) || at != started_ns || bytes < 0)
+		return -1;
+	return bytes;
+}
+
+enum zs_recent zs_recent_decide(long long age_ns, unsigned min_interval, long long free_then,
+				long long free_now, long long threshold)
+{
+	if (age_ns < 0 || age_ns >= (long long)min_interval * 1000000000LL)
+		return ZS_RECENT_NOT;
+	if (free_then < 0 || free_now < 0 || threshold <= 0)
+		return ZS_RECENT_SKIP;
+	return free_now - free_then >= threshold ? ZS_RECENT_FREED : ZS_RECENT_SKIP;
+}
+
+/*
+ * Whether node is sorted now under min_interval (zs_recent_decide); msg
+ * says why when it is skipped or sorted despite a recent sort. Only the
+ * kernel sorter's recent sorts give way to freed memory (recent_freed=sort):
+ * compaction does not order the free lists, and it migrates whatever runs,
+ * which min_interval keeps rare. The share is of the node's own cache; a
+ * node without a known cache size, or without a free figure of its last
+ * sort, is skipped as before.
+ */
+static enum zs_recent recent(struct zs_sorter *s, int node, unsigned min_interval, char *msg,
+			     size_t len)
+{
+	long long last = stamp_read(s, node, "last"), age, then = -1, now = -1, threshold = 0;
+	const struct zs_memcache *mc;
+	char err[ZS_ERRLEN];
+	enum zs_recent v;
+
+	if (last < 0)
+		return ZS_RECENT_NOT;
+	age = zs_boottime_ns() - last;
+	if (zs_recent_decide(age, min_interval, -1, -1, 0) == ZS_RECENT_NOT)
+		return ZS_RECENT_NOT;
+	if (s->backend == ZS_SORTER_KERNEL && s->opts.recent_freed_sort && !discover(s, err) &&
+	    (mc = zs_memcache_find(s->mc, s->nmc, node)) && mc->size) {
+		threshold = (long long)(mc->size / ZS_CHURN_SHARE);
+		then = free_read(s, node, last);
+		if (then >= 0)
+			now = node_free(node);
+	}
+	v = zs_recent_decide(age, min_interval, then, now, threshold);
+	if (v == ZS_RECENT_FREED)
+		snprintf(msg, len, "%.0f MiB freed since the sort %.1f s ago, at least 1/%d of the cache (%.0f MiB): sorted within min_interval (%u s)",
+			 (double)(now - then) / 1048576.0, (double)age / 1e9, ZS_CHURN_SHARE,
+			 (double)threshold / 1048576.0, min_interval);
+	else
+		snprintf(msg, len, "sorted %.1f s ago, less than %u s", (double)age / 1e9, min_interval);
+	return v;
 }
 
 /*
@@ -662,6 +761,7 @@ static void count(struct zs_tally *t, const struct zs_node_result *r)
 	case ZS_NOTHING: break;
 	}
 	t->compacted += r->compacted;
+	t->freed += r->outcome == ZS_SORTED && r->freed;
 	t->seconds += r->seconds;
 }
 
@@ -705,18 +805,17 @@ int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *
 	locked = take_lock(s, &lockfd, msg, sizeof(msg));
 	for (int n = 0; n <= zs_nodeset_max(); n++) {
 		struct zs_node_result r = { .node = n };
-		long long last;
+		char why[ZS_ERRLEN] = "";
+		enum zs_recent v = ZS_RECENT_NOT;
 
 		if (!numa_bitmask_isbitset(s->targets, (unsigned)n))
 			continue;
 		if (locked) {
 			r.outcome = locked > 0 ? ZS_BUSY : ZS_FAILED;
 			snprintf(r.msg, sizeof(r.msg), "%s", msg);
-		} else if ((last = stamp_read(s, n, "last")) >= 0 &&
-			   zs_boottime_ns() - last < (long long)min_interval * 1000000000LL) {
+		} else if ((v = recent(s, n, min_interval, why, sizeof(why))) == ZS_RECENT_SKIP) {
 			r.outcome = ZS_RECENT;
-			snprintf(r.msg, sizeof(r.msg), "sorted %.1f s ago, less than %u s",
-				 (double)(zs_boottime_ns() - last) / 1e9, min_interval);
+			snprintf(r.msg, sizeof(r.msg), "%s", why);
 		} else {
 			double t0 = zs_now();
 			long long started = zs_boottime_ns();
@@ -740,9 +839,20 @@ int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *
 				r.outcome = ZS_FALLBACK;
 			if (done) {
 				/* The start counts: min_interval is the least
-				 * time between the beginnings of two sorts. */
+				 * time between the beginnings of two sorts; the
+				 * free memory after the sort is what memory
+				 * freed since is measured from. */
 				stamp(s, n, "last", started);
+				free_stamp(s, n, started);
 				s->last_start_ns = started;
+			}
+			/* Said first: a note of the sort's own follows. */
+			if (v == ZS_RECENT_FREED && r.outcome == ZS_SORTED) {
+				char note[ZS_ERRLEN];
+
+				r.freed = true;
+				snprintf(note, sizeof(note), "%s", r.msg);
+				snprintf(r.msg, sizeof(r.msg), "%s%s%s", why, note[0] ? "; " : "", note);
 			}
 		}
 		if (r.outcome == ZS_FAILED)
@@ -768,11 +878,12 @@ void zs_tally_add(struct zs_tally *into, const struct zs_tally *t)
 	into->fallback += t->fallback;
 	into->degraded += t->degraded;
 	into->churn += t->churn;
+	into->freed += t->freed;
 }
 
 const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len)
 {
-	char compacted[64] = "", churn[48] = "", fallback[96] = "";
+	char compacted[64] = "", churn[48] = "", freed[64] = "", fallback[96] = "";
 
 	/* Compactions migrate the job's pages: said whenever there were any. */
 	if (t->compacted)
@@ -784,29 +895,37 @@ const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len)
 			 t->fallback, t->degraded);
 	if (t->churn)
 		snprintf(churn, sizeof(churn), " (%u after memory churn)", t->churn);
-	snprintf(buf, len, "%u sort%s%s%s%s, %u skipped (recent), %u busy, %u failed, %.3f s",
-		 t->sorted, t->sorted == 1 ? "" : "s", churn, compacted, fallback, t->recent, t->busy,
-		 t->failed, t->seconds);
+	if (t->freed)
+		snprintf(freed, sizeof(freed), " (%u despite a recent sort: memory freed since)",
+			 t->freed);
+	snprintf(buf, len, "%u sort%s%s%s%s%s, %u skipped (recent), %u busy, %u failed, %.3f s",
+		 t->sorted, t->sorted == 1 ? "" : "s", churn, freed, compacted, fallback, t->recent,
+		 t->busy, t->failed, t->seconds);
 	return buf;
 }
 
 const char *zs_tally_format(const struct zs_tally *t, char *buf, unsigned len)
 {
-	snprintf(buf, len, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%.6f compacted=%u fallback=%u degraded=%u churn=%u",
+	snprintf(buf, len, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%.6f compacted=%u fallback=%u degraded=%u churn=%u freed=%u",
 		 t->rounds, t->sorted, t->recent, t->busy, t->failed, t->seconds, t->compacted,
-		 t->fallback, t->degraded, t->churn);
+		 t->fallback, t->degraded, t->churn, t->freed);
 	return buf;
 }
 
 int zs_tally_parse(const char *line, struct zs_tally *t)
 {
-	struct zs_tally v;
-	int end = 0;
+	struct zs_tally v = { 0 };
+	int end = 0, more = 0;
 
 	if (sscanf(line, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%lf compacted=%u fallback=%u degraded=%u churn=%u%n",
 		   &v.rounds, &v.sorted, &v.recent, &v.busy, &v.failed, &v.seconds, &v.compacted,
-		   &v.fallback, &v.degraded, &v.churn, &end) != 10 ||
-	    (line[end] && line[end] != '\n'))
+		   &v.fallback, &v.degraded, &v.churn, &end) != 10)
+		return -1;
+	/* A line without freed= (a helper of an older package still running
+	 * across an upgrade) counts none. */
+	if (line[end] == ' ' && sscanf(line + end, " freed=%u%n", &v.freed, &more) == 1)
+		end += more;
+	if (line[end] && line[end] != '\n')
 		return -1;
 	*t = v;
 	return 0;

@@ -2,7 +2,8 @@
 /* Sorting the free lists of NUMA nodes through the best backend a node has:
  * the kernel zonesort interface (Intel's zonesort_module or this project's
  * module), compaction, or none. One writer at a time per machine, and a node
- * is never sorted again sooner than the caller's minimum interval. */
+ * is not sorted again sooner than the caller's minimum interval unless
+ * memory was freed on it since its last sort (zs_recent_decide). */
 #ifndef ZS_SORTER_H
 #define ZS_SORTER_H
 
@@ -70,6 +71,10 @@ struct zs_sorter_opts {
 	char sysfs[PATH_MAX];		/* sysfs=: the kernel interface (kmod.h) */
 	char node_sysfs[PATH_MAX];	/* node_sysfs=: nodeN/compact */
 	char statedir[PATH_MAX];	/* statedir=: the lock and last-sort stamps */
+	bool recent_freed_sort;		/* recent_freed=sort|skip: a node sorted less
+					 * than min_interval ago is sorted all the same
+					 * once memory was freed on it since
+					 * (zs_recent_decide) */
 	struct zs_quarantine_opts quarantine;
 	long long pcp_high_fraction;	/* pcp_high_fraction=: the size of the per-CPU
 					 * page lists (vm.percpu_pagelist_high_fraction)
@@ -106,6 +111,8 @@ struct zs_node_result {
 	int node;
 	enum zs_outcome outcome;
 	bool compacted;		/* a full quarantine was given back and the node compacted */
+	bool freed;		/* sorted less than min_interval after its last sort:
+				 * memory was freed on it since (zs_recent_decide) */
 	double seconds;
 	char msg[ZS_ERRLEN];
 };
@@ -119,7 +126,34 @@ struct zs_tally {
 	unsigned degraded;	/* degraded: nodes left unsorted, no compaction allowed */
 	unsigned churn;		/* sorts made because memory churned after the last one
 				 * (the helper's churn watch), counted in sorted too */
+	unsigned freed;		/* sorts of a node sorted less than min_interval ago,
+				 * made because memory was freed on it since that
+				 * sort, counted in sorted too */
 };
+
+/* Pages freed after a sort go in front of the lists it ordered and are
+ * handed out first, in no order of ours (bench/REPORT-churn-effect.md).
+ * Once 1/ZS_CHURN_SHARE of a cache's pages were freed since the last sort
+ * of the node behind it, a sort is due: the helper's churn watch sorts
+ * again, and min_interval no longer holds a sort back (zs_recent_decide). */
+#define ZS_CHURN_SHARE 16
+
+/* Whether a node whose last sort began age_ns ago (-1: none known) is
+ * sorted now under min_interval. A node sorted less than min_interval ago
+ * is skipped unless its free memory grew by threshold bytes or more since
+ * right after that sort (free_then, free_now in bytes): those pages went
+ * in front of the sorted lists. A free figure below 0 or a threshold of 0
+ * means unknown: the node is skipped, as without free figures. Memory
+ * allocated and freed again since the sort leaves the free figure where
+ * it was and is not seen here. */
+enum zs_recent {
+	ZS_RECENT_NOT,		/* not sorted within min_interval: sort */
+	ZS_RECENT_SKIP,		/* sorted within min_interval: skip */
+	ZS_RECENT_FREED,	/* sorted within min_interval, memory freed since: sort */
+};
+
+enum zs_recent zs_recent_decide(long long age_ns, unsigned min_interval, long long free_then,
+				long long free_now, long long threshold);
 
 struct zs_sorter;
 
@@ -175,8 +209,11 @@ bool zs_sorter_nothing_to_sort(const struct zs_sorter *s);
 typedef void (*zs_node_report_fn)(void *ctx, const struct zs_node_result *r);
 
 /* Sorts every target node once, skipping nodes sorted less than
- * min_interval seconds ago. Adds to *tally; calls report (if not NULL) for
- * each node. Never blocks on another writer: if the lock is held the round
+ * min_interval seconds ago, unless (with the kernel sorter and
+ * recent_freed=sort) 1/ZS_CHURN_SHARE of the node's cache was freed on it
+ * since (zs_recent_decide; the node's free memory right after each sort is
+ * kept next to its last-sort stamp). Adds to *tally; calls report (if not
+ * NULL) for each node. Never blocks on another writer: if the lock is held the round
  * is counted as busy. Returns 0, or -1 if any node failed. */
 int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *tally,
 		   zs_node_report_fn report, void *ctx);
@@ -205,12 +242,14 @@ unsigned zs_helper_min_interval(unsigned min_interval, unsigned every);
 void zs_tally_add(struct zs_tally *into, const struct zs_tally *t);
 
 /* "3 sorts, 1 skipped (recent), 0 busy, 0 failed, 0.012 s"; sorts after
- * memory churn are named: "3 sorts (2 after memory churn), ..." */
+ * memory churn and sorts despite a recent one are named: "3 sorts (2 after
+ * memory churn) (1 despite a recent sort: memory freed since), ..." */
 const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len);
 
 /* One machine-readable line, the periodic helper's report format:
  * "rounds=3 sorted=3 recent=0 busy=0 failed=0 seconds=0.012000
- * compacted=0 fallback=0 degraded=0 churn=0". */
+ * compacted=0 fallback=0 degraded=0 churn=0 freed=0"; the parser also
+ * takes the line without freed= (0) that older helpers print. */
 const char *zs_tally_format(const struct zs_tally *t, char *buf, unsigned len);
 int zs_tally_parse(const char *line, struct zs_tally *t);
 

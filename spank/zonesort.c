@@ -230,7 +230,7 @@ static struct zs_sorter *sort_now(enum zs_sort_site site)
 
 static void log_summary(const char *where, const struct zs_request *r)
 {
-	char req[32], tally[160];
+	char req[32], tally[256];
 
 	zs_request_describe(r, req, sizeof(req));
 	if (r->mode == ZS_MODE_OFF && !step.sorted)

@@ -23,7 +23,8 @@
 #   sortcount_each           the count of every node, e.g. "1 1 1 1"
 #   each VALUE               VALUE once per node, to compare with sortcount_each
 #   sortcount_reset          forget the recorded sorts and the plugin's
-#                            last-sort times on every node
+#                            last-sort times (and free memory after them)
+#                            on every node
 #   sortcount_remove NODE    take NODE's interface away (no sorter there)
 #   summaries_like JOBID WHERE REGEX DESCRIPTION
 #                            every node logged one summary line for "prolog",
@@ -41,6 +42,12 @@ SC_CACHE="cache_size=64MiB ways=1"
 # host other processes move enough memory to make counts of sorts depend
 # on them. tests/cluster/25-churn-watch.t turns it on and churns on purpose.
 SC_NO_CHURN_WATCH="churn_watch=0"
+# Likewise min_interval alone decides in $SC_POLICY: with recent_freed=sort
+# a node sorted less than min_interval ago is sorted again once its free
+# memory grew by 1/16 of the stand-in cache (4 MiB) since, which this
+# host's other processes do within a second often enough. The test of that
+# rule (tests/cluster/26-recent-freed.t) turns it on.
+SC_RECENT_ONLY="recent_freed=skip"
 
 sortcount_cluster() {
 	local prefix=$1 node; shift
@@ -49,7 +56,7 @@ sortcount_cluster() {
 	SC_RUN=/run/${work##*/}
 	SC_STATE=$SC_RUN/state
 	SC_SYSFS=$SC_RUN/sysfs
-	SC_POLICY="sorter=kernel sysfs=$SC_SYSFS statedir=$SC_STATE nodes=0 helper=$ZS_ZONESORT $SC_CACHE $SC_NO_CHURN_WATCH"
+	SC_POLICY="sorter=kernel sysfs=$SC_SYSFS statedir=$SC_STATE nodes=0 helper=$ZS_ZONESORT $SC_CACHE $SC_NO_CHURN_WATCH $SC_RECENT_ONLY"
 	SC_PIDS=
 	trap 'cluster_stop; sortcount_stop; rm -rf "$work"' EXIT
 	SC_NODES=()
@@ -66,7 +73,7 @@ sortcount_start() {
 	SC_RUN=$1
 	SC_STATE=$SC_RUN/state
 	SC_SYSFS=$SC_RUN/sysfs
-	SC_POLICY="sorter=kernel sysfs=$SC_SYSFS statedir=$SC_STATE nodes=0 helper=$ZS_ZONESORT $SC_CACHE $SC_NO_CHURN_WATCH"
+	SC_POLICY="sorter=kernel sysfs=$SC_SYSFS statedir=$SC_STATE nodes=0 helper=$ZS_ZONESORT $SC_CACHE $SC_NO_CHURN_WATCH $SC_RECENT_ONLY"
 	SC_PIDS=
 	SC_NODES=(shared)
 	_sortcount_start_node shared
@@ -137,7 +144,8 @@ each() {
 sortcount_reset() {
 	local node
 	for node in "${SC_NODES[@]}"; do
-		rm -f "$(_sortcount_path "$node" "$SC_STATE")"/node*.last
+		rm -f "$(_sortcount_path "$node" "$SC_STATE")"/node*.last \
+			"$(_sortcount_path "$node" "$SC_STATE")"/node*.free
 		: > "$work/writes.$node"
 	done
 }

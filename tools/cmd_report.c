@@ -48,6 +48,15 @@ static const char *printable(const char *s, char *buf, size_t len)
 	return buf;
 }
 
+/* Sorts made within min_interval of an earlier one, for memory freed on
+ * the node since (by an earlier job's end, or the step's own start-up). */
+static void print_freed(const struct zs_report_step *r)
+{
+	if (r->tally.freed)
+		printf("      sorted %u time%s within min_interval of an earlier sort: memory was freed on the node since, which is handed out first, in no order\n",
+		       r->tally.freed, r->tally.freed == 1 ? "" : "s");
+}
+
 /* When the order of a sort is lost, for the steps whose record says it. */
 static void print_churn(const struct zs_report_step *r)
 {
@@ -62,7 +71,7 @@ static void print_churn(const struct zs_report_step *r)
 
 static void print_human(uint32_t job, const struct zs_report_step *st, unsigned n)
 {
-	char tally[160], a[256], b[256], c[64], when[16];
+	char tally[256], a[256], b[256], c[64], when[16];
 	bool unsampled = false;
 
 	printf("job %u:\n", job);
@@ -83,6 +92,7 @@ static void print_human(uint32_t job, const struct zs_report_step *st, unsigned 
 		else
 			printf("%s, backend %s\n", zs_tally_describe(&r->tally, tally, sizeof(tally)),
 			       printable(r->backend, a, sizeof(a)));
+		print_freed(r);
 		print_churn(r);
 		if (r->sample.samples) {
 			double f = r->sample.fraction, rnd = r->sample.random;
@@ -123,9 +133,9 @@ static void print_json(uint32_t job, uid_t owner, const struct zs_report_step *s
 		zs_json_string(stdout, r->node);
 		printf(",\"mode\":");
 		zs_json_string(stdout, r->mode);
-		printf(",\"sorts\":{\"rounds\":%u,\"sorted\":%u,\"recent\":%u,\"busy\":%u,\"failed\":%u,\"seconds\":%.6f,\"after_churn\":%u},\"churn_watch\":%u,\"backend\":",
+		printf(",\"sorts\":{\"rounds\":%u,\"sorted\":%u,\"recent\":%u,\"busy\":%u,\"failed\":%u,\"seconds\":%.6f,\"after_churn\":%u,\"after_freed\":%u},\"churn_watch\":%u,\"backend\":",
 		       r->tally.rounds, r->tally.sorted, r->tally.recent, r->tally.busy, r->tally.failed,
-		       r->tally.seconds, r->tally.churn, r->churn_watch);
+		       r->tally.seconds, r->tally.churn, r->tally.freed, r->churn_watch);
 		zs_json_string(stdout, r->backend);
 		printf(",\"unavailable\":");
 		if (r->note[0])
@@ -194,7 +204,9 @@ static void usage(void)
 	       "to what random placement would give. A sort orders free memory for\n"
 	       "what is allocated next; memory a step frees after it (its start-up)\n"
 	       "is handed out first, in no order: the report says how often the step\n"
-	       "was sorted again for that (churn_watch=), or that it was not watched.\n"
+	       "was sorted again for that (churn_watch=), or that it was not watched,\n"
+	       "and how often the prolog or a step was sorted within min_interval of\n"
+	       "an earlier sort because memory was freed on the node since.\n"
 	       "Without --job: the job in\n"
 	       "$SLURM_JOB_ID, else every job of yours recorded on this node, newest\n"
 	       "first. Only a job's owner and root can read its record; records are\n"

@@ -248,7 +248,7 @@ static bool wait_quiet(double deadline, double max_wait, pid_t parent, int pidfd
  * every CHURN_POLL seconds and keeps an estimate of the pages freed since
  * the last sort that were not allocated again (frees add to it,
  * allocations take from it first, as the allocator does); once that
- * reaches 1/CHURN_SHARE of the caches' pages and CHURN_QUIET looks in a
+ * reaches 1/ZS_CHURN_SHARE of the caches' pages and CHURN_QUIET looks in a
  * row found the node quiet (an allocation in flight would be split by the
  * sort; one look alone let sorts through a start-up that paused for a
  * moment), it sorts again. min_interval does not hold such sorts back (the
@@ -261,7 +261,6 @@ static bool wait_quiet(double deadline, double max_wait, pid_t parent, int pidfd
  */
 #define CHURN_POLL 0.1
 #define CHURN_QUIET 2
-#define CHURN_SHARE 16
 #define CHURN_MIN_GAP 0.25
 #define CHURN_MAX_SORTS 16
 
@@ -392,10 +391,11 @@ static void usage(void)
 	printf("usage: zonesort run --every SECONDS|--watch SECONDS [--parent PID] [--count N] [--sample PID] [--node NAME] [key=value ...]\n"
 	       "Sorts the target nodes every SECONDS (1-86400), first after one period,\n"
 	       "until SIGTERM, until process PID exits, or after N rounds. A node sorted\n"
-	       "by anyone less than max(min_interval, SECONDS/2) ago is skipped. A due\n"
-	       "sort waits while the node allocates or frees memory fast (an\n"
-	       "allocation in flight, a job exiting) or PID's descendants grow\n"
-	       "resident, at most max(SECONDS, 10) seconds.\n"
+	       "by anyone less than max(min_interval, SECONDS/2) ago is skipped, unless\n"
+	       "1/16 of its cache was freed on it since that sort (recent_freed=sort,\n"
+	       "the kernel sorter only). A due sort waits while the node allocates or\n"
+	       "frees memory fast (an allocation in flight, a job exiting) or PID's\n"
+	       "descendants grow resident, at most max(SECONDS, 10) seconds.\n"
 	       "With --watch SECONDS (1-86400; the kernel sorter only), for that long\n"
 	       "it also looks at the node's page counters ten times a second and sorts\n"
 	       "again once the pages freed since the last sort and not allocated again\n"
@@ -406,12 +406,14 @@ static void usage(void)
 	       "then waits for the end.\n"
 	       "Prints the running totals after each round:\n"
 	       "  rounds=R sorted=S recent=R busy=B failed=F seconds=T compacted=C\n"
-	       "  fallback=L degraded=D churn=K\n"
+	       "  fallback=L degraded=D churn=K freed=E\n"
 	       "(compacted: sorts that compacted a full quarantine's node; fallback and\n"
 	       "degraded: rounds of a cache node without its kernel sorter, compacted in\n"
 	       "its place or left alone, see zonesort(8); churn: sorts the churn watch\n"
-	       "made). On such a node, unless compact_fallback=periodic, it says so once\n"
-	       "and exits 0.\n"
+	       "made; freed: sorts of a node sorted less than max(min_interval,\n"
+	       "SECONDS/2) ago, made because memory was freed on it since). On a cache\n"
+	       "node without its kernel sorter, unless compact_fallback=periodic, it\n"
+	       "says so once and exits 0.\n"
 	       "With --sample PID, also measures after each round the cache-slot\n"
 	       "conflicts of PID's descendant processes (this helper excluded), as\n"
 	       "'zonesort conflicts' does, and prints\n"
@@ -673,7 +675,7 @@ static int churn_open(struct helper *h, char *err)
 		return zs_fail(err, "the churn watch found no target node behind a memory-side cache");
 	if (sysinfo(&si))
 		return zs_fail(err, "sysinfo: %s", strerror(errno));
-	h->churn.share = pages / CHURN_SHARE;
+	h->churn.share = pages / ZS_CHURN_SHARE;
 	/* QUIET_WINDOW's 1/512 of memory, scaled to one look. */
 	h->churn.quiet = (unsigned long long)((double)si.totalram * si.mem_unit / 512 /
 					      (double)sysconf(_SC_PAGESIZE) * CHURN_POLL / QUIET_WINDOW);

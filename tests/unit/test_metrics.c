@@ -354,7 +354,7 @@ static void foreign_dirs(void)
 
 static void records(void)
 {
-	struct zs_report_step r = { .time = 1700000000.5, .job = 42, .tally = { .rounds = 3, .sorted = 2, .recent = 1, .seconds = 0.25, .churn = 1 },
+	struct zs_report_step r = { .time = 1700000000.5, .job = 42, .tally = { .rounds = 3, .sorted = 2, .recent = 1, .seconds = 0.25, .churn = 1, .freed = 1 },
 				    .sampling = true, .sample = { 0.03, 0.39, 1234, 2 }, .churn_watch = 60 }, back;
 	char *line;
 
@@ -371,6 +371,9 @@ static void records(void)
 	ok(back.job == 42 && back.tally.sorted == 2 && back.tally.recent == 1 && back.sample.pages == 1234 &&
 	   back.sample.fraction == 0.03 && back.sampling, "numbers survive");
 	ok(back.tally.churn == 1 && back.churn_watch == 60, "sorts after memory churn and the watch survive");
+	ok(back.tally.freed == 1, "so do sorts despite a recent one");
+	ok(!zs_report_parse("time=1700000000.500\tjob=42\twhere=prolog\tsorted=1\tchurn=0\tbackend=kernel\n", &back) &&
+	   back.tally.sorted == 1 && back.tally.freed == 0, "an older record, without freed=: none of them");
 	ok(zs_report_parse("garbage\n", &back) == -1, "a line without job and where is refused");
 	free(line);
 

@@ -74,7 +74,7 @@ static void site_policy(void)
 	char *unknown[] = { "colour=blue" };
 
 	parse(&p, err, 1, unknown);
-	err_has(err, "report_days, quarantine, quarantine_max_permille, compact_full, compact_interval, compact_fallback, nocache, pcp_high_fraction",
+	err_has(err, "report_days, quarantine, quarantine_max_permille, compact_full, compact_interval, compact_fallback, nocache, pcp_high_fraction, recent_freed",
 		"the known keys end with the newest");
 
 	/* modprobe= names one of the modules that give the interface. */
@@ -223,6 +223,25 @@ static void site_policy(void)
 		ok(zs_policy_parse(&p, 1, w, err) && p.churn_watch == 77, "'%s' refused, value kept",
 		   cwbad[i]);
 		err_has(err, "churn_watch", "... naming the key ('%s')", cwbad[i]);
+	}
+
+	/* recent_freed: whether memory freed since a recent sort makes a node
+	 * sorted again within min_interval; sort by default. */
+	zs_policy_defaults(&p);
+	ok(p.sorter.recent_freed_sort, "recent_freed=sort by default");
+	char *rf[] = { "recent_freed=skip", "recent_freed=sort" };
+
+	ok(!parse(&p, err, 1, rf) && !p.sorter.recent_freed_sort, "recent_freed=skip taken");
+	ok(!parse(&p, err, 2, rf) && p.sorter.recent_freed_sort, "recent_freed=sort taken, the last word wins");
+	static const char *rfbad[] = { "recent_freed=yes", "recent_freed=", "recent_freed=Sort" };
+
+	for (unsigned i = 0; i < sizeof(rfbad) / sizeof(rfbad[0]); i++) {
+		char *w[] = { (char *)rfbad[i] };
+
+		p.sorter.recent_freed_sort = false;
+		ok(zs_policy_parse(&p, 1, w, err) && !p.sorter.recent_freed_sort, "'%s' refused, value kept",
+		   rfbad[i]);
+		err_has(err, "expected sort or skip", "... saying what is accepted ('%s')", rfbad[i]);
 	}
 
 	/* min_interval: the least time between two sorts of a node; it

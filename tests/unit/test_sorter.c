@@ -36,6 +36,10 @@ static void policy_for(struct zs_policy *p, const char *sorter)
 	/* A cache as a site configures one: this machine has none, and a
 	 * node without one has nothing to sort (no_cache below). */
 	zs_policy_set(p, "cache_size=64MiB", NULL);
+	/* min_interval alone: 1/16 of that cache freed by anything on this
+	 * host between two sorts would sort a recent node (freed_since turns
+	 * it back on). */
+	zs_policy_set(p, "recent_freed=skip", NULL);
 }
 
 /* The sorter with the options a plugstack.conf line gives it. */
@@ -89,6 +93,22 @@ static void write_text(const char *rel, const char *text)
 		fputs(text, fp);
 		fclose(fp);
 	}
+}
+
+/* Reads a file of the fake tree into buf ("" when missing). */
+static void read_text(const char *rel, char *buf, size_t len)
+{
+	char f[PATH_MAX];
+	FILE *fp;
+	size_t n = 0;
+
+	path(f, sizeof(f), rel);
+	fp = fopen(f, "r");
+	if (fp) {
+		n = fread(buf, 1, len - 1, fp);
+		fclose(fp);
+	}
+	buf[n] = '\0';
 }
 
 static void kernel_backend(void)
@@ -307,6 +327,168 @@ static void stamps(void)
 	ok(zs_helper_min_interval(10, 60) == 30, "half the period when above min_period");
 }
 
+/* zs_recent_decide: min_interval, and the memory freed since the sort. */
+static void recent_rule(void)
+{
+	const long long sec = 1000000000LL, mib = 1LL << 20;
+
+	ok(zs_recent_decide(-1, 10, 0, 200 * mib, 4 * mib) == ZS_RECENT_NOT, "no last sort known: sort");
+	ok(zs_recent_decide(10 * sec, 10, 0, 0, 4 * mib) == ZS_RECENT_NOT, "sorted min_interval ago: sort");
+	ok(zs_recent_decide(0, 0, 0, 200 * mib, 4 * mib) == ZS_RECENT_NOT,
+	   "min_interval 0: sort, not for memory freed");
+	ok(zs_recent_decide(9 * sec, 10, 100 * mib, 100 * mib, 4 * mib) == ZS_RECENT_SKIP,
+	   "sorted 9 s ago with min_interval 10, nothing freed since: skip");
+	ok(zs_recent_decide(9 * sec, 10, 100 * mib, 104 * mib, 4 * mib) == ZS_RECENT_FREED,
+	   "... the threshold freed since: sort");
+	ok(zs_recent_decide(9 * sec, 10, 100 * mib, 104 * mib - 1, 4 * mib) == ZS_RECENT_SKIP,
+	   "... a byte less: skip");
+	ok(zs_recent_decide(9 * sec, 10, 100 * mib, 50 * mib, 4 * mib) == ZS_RECENT_SKIP,
+	   "... less free than after the sort: skip");
+	ok(zs_recent_decide(9 * sec, 10, -1, 200 * mib, 4 * mib) == ZS_RECENT_SKIP,
+	   "no free figure of the sort: skip, as without one");
+	ok(zs_recent_decide(9 * sec, 10, 100 * mib, -1, 4 * mib) == ZS_RECENT_SKIP,
+	   "free memory now unknown: skip");
+	ok(zs_recent_decide(9 * sec, 10, 0, 200 * mib, 0) == ZS_RECENT_SKIP,
+	   "no cache size known (threshold 0): skip");
+}
+
+/* The "last" stamp's time, -1 when there is none. */
+static long long last_stamp(void)
+{
+	char text[200], boot[64];
+	long long ns;
+
+	read_text("state/node0.last", text, sizeof(text));
+	return sscanf(text, "boot %63s %lld", boot, &ns) == 2 ? ns : -1;
+}
+
+/*
+ * A node sorted less than min_interval ago is sorted all the same when
+ * 1/16 of its cache (64 MiB here: 4 MiB) was freed on it since: its free
+ * memory now against the figure kept right after the sort. The host's
+ * free memory moves on its own, so the kept figure is rewritten to put
+ * "now" far on either side of the threshold.
+ */
+static void freed_since(void)
+{
+	char fifo[PATH_MAX], text[200], boot[64] = "", b2[64], err[ZS_ERRLEN];
+	struct zs_tally t = { 0 };
+	struct zs_sorter *s = NULL;
+	struct zs_policy p;
+	long long started, at = -1, bytes = -1;
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+	int rd;
+
+	if (f && fgets(boot, sizeof(boot), f))
+		boot[strcspn(boot, "\n")] = '\0';
+	if (f)
+		fclose(f);
+	path(fifo, sizeof(fifo), "kernel/nodeid");
+	unlink(fifo);
+	mkfifo(fifo, 0600);
+	rd = open(fifo, O_RDONLY | O_NONBLOCK);
+	unlink(root_path("state/node0.last"));
+	unlink(root_path("state/node0.free"));
+	policy_for(&p, "kernel");
+	zs_policy_set(&p, "recent_freed=sort", NULL);
+	if (sorter_open(&p, &s, err)) {
+		ok(0, "open: %s", err);
+		return;
+	}
+	zs_sorter_sort(s, 0, &t, remember, NULL);
+	started = last_stamp();
+	read_text("state/node0.free", text, sizeof(text));
+	ok(last.outcome == ZS_SORTED && started > 0 &&
+	   sscanf(text, "boot %63s %lld %lld", b2, &at, &bytes) == 3 && !strcmp(b2, boot) &&
+	   at == started && bytes > 0,
+	   "a sort keeps the node's free memory after it, with the boot and the sort's start ('%.*s')",
+	   (int)strcspn(text, "\n"), text);
+
+	/* 1 TiB more free after the sort than now: nothing freed since. */
+	snprintf(text, sizeof(text), "boot %s %lld %lld\n", boot, started, bytes + (1LL << 40));
+	write_text("state/node0.free", text);
+	zs_sorter_sort(s, 3600, &t, remember, NULL);
+	ok(last.outcome == ZS_RECENT && !last.freed && t.recent == 1 && t.sorted == 1 && t.freed == 0,
+	   "nothing freed since a recent sort: skipped (%s)", zs_outcome_name(last.outcome));
+	err_has(last.msg, "less than 3600 s", "... as recent");
+
+	/* Nothing free after the sort: all of it was freed since. */
+	snprintf(text, sizeof(text), "boot %s %lld 0\n", boot, started);
+	write_text("state/node0.free", text);
+	zs_sorter_sort(s, 3600, &t, remember, NULL);
+	ok(last.outcome == ZS_SORTED && last.freed && t.sorted == 2 && t.freed == 1 && t.recent == 1,
+	   "1/16 of the cache freed since a recent sort: sorted, counted as such (%s)",
+	   zs_outcome_name(last.outcome));
+	err_has(last.msg, " MiB freed since the sort ", "... the result says how much was freed ('%s')",
+		last.msg);
+	err_has(last.msg, "at least 1/16 of the cache (4 MiB): sorted within min_interval (3600 s)",
+		"... against what, and that min_interval was not waited for");
+	started = last_stamp();
+	read_text("state/node0.free", text, sizeof(text));
+	ok(sscanf(text, "boot %63s %lld %lld", b2, &at, &bytes) == 3 && at == started && bytes > 0,
+	   "... and the figure is renewed with the sort, measured from it next time");
+
+	/* Figures that cannot be trusted count as none: skipped as before. */
+	static const char *const bad[] = { "", " 0 1", " -4", " x" };
+
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "boot %s %lld%s\n", boot, started, bad[i]);
+		write_text("state/node0.free", text);
+		zs_sorter_sort(s, 3600, &t, remember, NULL);
+		text[strcspn(text, "\n")] = '\0';
+		ok(last.outcome == ZS_RECENT, "a garbled figure ('%s'): skipped as recent (%s)", text,
+		   zs_outcome_name(last.outcome));
+	}
+	snprintf(text, sizeof(text), "boot %s %lld 0\n", boot, started - 1);
+	write_text("state/node0.free", text);
+	zs_sorter_sort(s, 3600, &t, remember, NULL);
+	ok(last.outcome == ZS_RECENT, "a figure of another sort: skipped as recent (%s)",
+	   zs_outcome_name(last.outcome));
+	snprintf(text, sizeof(text), "boot 00000000-0000-0000-0000-000000000000 %lld 0\n", started);
+	write_text("state/node0.free", text);
+	zs_sorter_sort(s, 3600, &t, remember, NULL);
+	ok(last.outcome == ZS_RECENT, "a figure of another boot: skipped as recent (%s)",
+	   zs_outcome_name(last.outcome));
+	unlink(root_path("state/node0.free"));
+	zs_sorter_sort(s, 3600, &t, remember, NULL);
+	ok(last.outcome == ZS_RECENT, "no figure: skipped as recent (%s)", zs_outcome_name(last.outcome));
+	zs_sorter_close(s);
+
+	/* recent_freed=skip: min_interval alone. */
+	snprintf(text, sizeof(text), "boot %s %lld 0\n", boot, started);
+	write_text("state/node0.free", text);
+	policy_for(&p, "kernel");
+	zs_policy_set(&p, "recent_freed=skip", NULL);
+	s = NULL;
+	if (!sorter_open(&p, &s, err)) {
+		zs_sorter_sort(s, 3600, &t, remember, NULL);
+		ok(last.outcome == ZS_RECENT, "recent_freed=skip: skipped as recent however much was freed (%s)",
+		   zs_outcome_name(last.outcome));
+		zs_sorter_close(s);
+	}
+	close(rd);
+	unlink(fifo);
+
+	/* Compaction (sorter=compact) is not sorted again for freed memory. */
+	mkdir(root_path("node/node0"), 0755);
+	write_text("node/node0/compact", "");
+	policy_for(&p, "compact");
+	zs_policy_set(&p, "recent_freed=sort", NULL);
+	s = NULL;
+	if (!sorter_open(&p, &s, err)) {
+		zs_sorter_sort(s, 0, &t, remember, NULL);
+		started = last_stamp();
+		snprintf(text, sizeof(text), "boot %s %lld 0\n", boot, started);
+		write_text("state/node0.free", text);
+		zs_sorter_sort(s, 3600, &t, remember, NULL);
+		ok(last.outcome == ZS_RECENT, "sorter=compact: a recent compaction is not repeated for freed memory (%s)",
+		   zs_outcome_name(last.outcome));
+		zs_sorter_close(s);
+	}
+	unlink(root_path("state/node0.last"));
+	unlink(root_path("state/node0.free"));
+}
+
 /* A state directory owned by another user is refused: giving it away
  * needs root. */
 static void another_owner(const char *dir)
@@ -403,17 +585,23 @@ static void state_directory(void)
 
 static void tally_lines(void)
 {
-	struct zs_tally t = { 3, 2, 1, 0, 0, 0.25, 1, 4, 5, 1 }, u;
+	struct zs_tally t = { 3, 2, 1, 0, 0, 0.25, 1, 4, 5, 1, 0 }, u;
 	char buf[240];
 
 	zs_tally_format(&t, buf, sizeof(buf));
-	is_str(buf, "rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.250000 compacted=1 fallback=4 degraded=5 churn=1",
+	is_str(buf, "rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.250000 compacted=1 fallback=4 degraded=5 churn=1 freed=0",
 	       "format");
 	ok(!zs_tally_parse(buf, &u) && u.rounds == 3 && u.sorted == 2 && u.recent == 1 && u.seconds == 0.25 &&
-	   u.compacted == 1 && u.fallback == 4 && u.degraded == 5 && u.churn == 1, "parse round-trips");
+	   u.compacted == 1 && u.fallback == 4 && u.degraded == 5 && u.churn == 1 && u.freed == 0,
+	   "parse round-trips");
 	ok(zs_tally_parse("error: x", &u), "other lines are not tallies");
-	ok(zs_tally_parse("rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.25 compacted=0 fallback=0 degraded=0 churn=0 extra", &u),
+	ok(zs_tally_parse("rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.25 compacted=0 fallback=0 degraded=0 churn=0 freed=0 extra", &u),
 	   "trailing text refused");
+	t.freed = 1;
+	zs_tally_describe(&t, buf, sizeof(buf));
+	err_has(buf, "2 sorts (1 after memory churn) (1 despite a recent sort: memory freed since) (1 compacted",
+		"describe names sorts despite a recent one");
+	t.freed = 0;
 	zs_tally_describe(&t, buf, sizeof(buf));
 	err_has(buf, ", 4 compacted in place of a sort, 5 left unsorted, 1 skipped",
 		"describe names a degraded node's rounds");
@@ -424,26 +612,18 @@ static void tally_lines(void)
 	t.compacted = t.churn = 0;
 	zs_tally_describe(&t, buf, sizeof(buf));
 	err_has(buf, "2 sorts, 1 skipped", "... and is silent without any");
-	t.compacted = t.churn = 1;
+	t.compacted = t.churn = t.freed = 1;
 	zs_tally_add(&u, &t);
 	ok(u.rounds == 6 && u.sorted == 4 && u.recent == 2 && u.seconds == 0.5 && u.compacted == 2 &&
-	   u.churn == 2, "add");
-}
+	   u.churn == 2 && u.freed == 1, "add");
+	struct zs_tally w;
 
-/* Reads a file of the fake tree into buf ("" when missing). */
-static void read_text(const char *rel, char *buf, size_t len)
-{
-	char f[PATH_MAX];
-	FILE *fp;
-	size_t n = 0;
-
-	path(f, sizeof(f), rel);
-	fp = fopen(f, "r");
-	if (fp) {
-		n = fread(buf, 1, len - 1, fp);
-		fclose(fp);
-	}
-	buf[n] = '\0';
+	ok(zs_tally_parse("rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.25 compacted=0 fallback=0 degraded=0 churn=0 extra", &w),
+	   "trailing text refused where freed= would be");
+	ok(!zs_tally_parse("rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.25 compacted=0 fallback=0 degraded=0 churn=1\n", &w) &&
+	   w.sorted == 2 && w.churn == 1 && w.freed == 0, "an older helper's line, without freed=: none of them");
+	ok(!zs_tally_parse("rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.25 compacted=0 fallback=0 degraded=0 churn=0 freed=1\n", &w) &&
+	   w.sorted == 2 && w.freed == 1, "freed= parsed");
 }
 
 /* The module's files (kmod/zonesort_abi.h, interface version 3) of a
@@ -700,6 +880,8 @@ int main(void)
 	mkdir(d, 0755);
 	kernel_backend();
 	stamps();
+	recent_rule();
+	freed_since();
 	state_directory();
 	compaction_backend();
 	degraded_sites();
