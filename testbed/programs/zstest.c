@@ -49,6 +49,10 @@
  *       ("ENODEV"); exits 0 either way unless PATH cannot be opened.
  *   zstest readloop PATH SECONDS
  *       Reads PATH over and over for SECONDS; prints "reads=N errors=N".
+ *   zstest flags PFN COUNT
+ *       The /proc/kpageflags words of pages PFN..PFN+COUNT-1, one line
+ *       "FLAGS(hex) PAGES FIRST-PFN(hex)" per distinct word, most pages
+ *       first: what keeps a range from going offline.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -632,6 +636,48 @@ static int cmd_kpageflags(unsigned bit)
 	return 0;
 }
 
+struct flagcount {
+	uint64_t flags;
+	unsigned long long pages, first;
+};
+
+static int flagcount_cmp(const void *a, const void *b)
+{
+	const struct flagcount *x = a, *y = b;
+
+	return x->pages < y->pages ? 1 : x->pages > y->pages ? -1 : 0;
+}
+
+static int cmd_flags(unsigned long long pfn, unsigned long long count)
+{
+	static struct flagcount seen[256];
+	size_t nseen = 0;
+	int fd = open("/proc/kpageflags", O_RDONLY);
+
+	if (fd < 0)
+		die("/proc/kpageflags");
+	for (unsigned long long i = 0; i < count; i++) {
+		uint64_t w;
+		size_t k;
+
+		if (pread(fd, &w, sizeof(w), (off_t)((pfn + i) * sizeof(w))) != sizeof(w))
+			die("read /proc/kpageflags");
+		for (k = 0; k < nseen && seen[k].flags != w; k++)
+			;
+		if (k == nseen) {
+			if (nseen == sizeof(seen) / sizeof(*seen))
+				continue;	/* more kinds than lines worth printing */
+			seen[nseen++] = (struct flagcount){ .flags = w, .first = pfn + i };
+		}
+		seen[k].pages++;
+	}
+	close(fd);
+	qsort(seen, nseen, sizeof(*seen), flagcount_cmp);
+	for (size_t k = 0; k < nseen; k++)
+		printf("%llx %llu %llx\n", (unsigned long long)seen[k].flags, seen[k].pages, seen[k].first);
+	return 0;
+}
+
 static unsigned long long num(const char *s)
 {
 	char *end;
@@ -651,7 +697,8 @@ static int usage(void)
 		"       zstest measure BYTES SLOTS WAYS [--sort FILE] [--dump DIR] [--conflicts FILE] [--thp] [--cpu N]\n"
 		"       zstest pressed MARGIN_PAGES SORTFILE PARAMFILE VALUE | burst BYTES | hog SECONDS MIB SEED\n"
 		"       zstest write PATH TEXT | read PATH | writes PATH TEXT COUNT | readloop PATH SECONDS\n"
-		"       zstest kpageflags BIT   (pages with that /proc/kpageflags bit)\n");
+		"       zstest kpageflags BIT   (pages with that /proc/kpageflags bit)\n"
+		"       zstest flags PFN COUNT  (the kpageflags words of a range, counted)\n");
 	return 2;
 }
 
@@ -694,6 +741,8 @@ int main(int argc, char **argv)
 		return cmd_writes(argv[2], argv[3], num(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "readloop"))
 		return cmd_readloop(argv[2], (double)num(argv[3]));
+	if (argc == 4 && !strcmp(argv[1], "flags"))
+		return cmd_flags(num(argv[2]), num(argv[3]));
 	if (argc == 3 && !strcmp(argv[1], "kpageflags"))
 		return cmd_kpageflags((unsigned)num(argv[2]));
 	return usage();

@@ -88,6 +88,10 @@ offline_ok() {
 	lines=$(km_lines "$LOG" "${t}_dmesg")
 	diag "$s $what: rc $rc in $cs cs; kernel log: $(printf '%s\n' "$lines" | grep -c 'memory offlining') offlining lines, $(printf '%s\n' "$lines" | grep -c 'failed to isolate pfn') 'failed to isolate pfn'"
 	printf '%s\n' "$lines" | grep -E 'offlining|isolate' | head -3 | sed 's/^/#   /'
+	if [ -n "$(km_get "$LOG" "${t}_paused_cs")" ]; then
+		diag "$s $what: still running after 12 s with $(km_get "$LOG" "${t}_stuck_held") pages held and $(km_get "$LOG" "${t}_stuck_sorts") sorts so far; the sort loop paused at $(km_get "$LOG" "${t}_paused_cs") cs; the block's kpageflags words (flags pages first-pfn):"
+		km_lines "$LOG" "${t}_flags" | head -12 | sed 's/^/#   /'
+	fi
 	cmp_ok "${cs:-99999}" -le 1000 "$s: $what finished within 10 s (${cs:-none} cs on the guest's clock)"
 	if [ "$must" = yes ]; then
 		is "$rc/$(km_get "$LOG" "${t}_state")" 0/offline "$s: ... and went offline"

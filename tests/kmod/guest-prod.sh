@@ -171,12 +171,31 @@ rm -f /tmp/fl0 /tmp/fl1
 # running (a 30 s time-out only stops a hang); TAG_rc (0, the errno's
 # name the write got, or 124 for the time-out), TAG_cs, the kernel
 # log meanwhile; puts it back online in its zone when it went.
+# An offline still running after 12 s is looked at: the block's page
+# flags (what keeps it from going), the module's held pages, and whether
+# it finishes once the sort loop pauses (TAG_paused_cs: when it paused).
 offline_timed() {
 	dmesg_mark
 	_t0=$(now_cs)
-	timeout 30 zstest write $MEM/memory$2/state offline > $OUT/$1 2>&1
+	rm -f /tmp/race.pause
+	timeout 30 zstest write $MEM/memory$2/state offline > $OUT/$1 2>&1 &
+	_w=$!
+	_i=0
+	while [ $_i -lt 120 ] && kill -0 $_w 2> /dev/null; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	if kill -0 $_w 2> /dev/null; then
+		zstest flags $(($2 * BLOCK / 4096)) $((BLOCK / 4096)) > $OUT/$1_flags 2>&1
+		cap $1_flags $1_flags
+		M $1_stuck_held=$(q held_pages) $1_stuck_sorts=$(sed -n 's/^sorts=//p' $Z/stats)
+		touch /tmp/race.pause
+		M $1_paused_cs=$(($(now_cs) - _t0))
+	fi
+	wait $_w
 	_rc=$?
 	_t1=$(now_cs)
+	rm -f /tmp/race.pause
 	[ $_rc = 0 ] && _rc=$(cat $OUT/$1)
 	[ "$_rc" = ok ] && _rc=0
 	M $1_rc=$_rc $1_cs=$((_t1 - _t0)) $1_state=$(cat $MEM/memory$2/state) \
@@ -190,7 +209,8 @@ offline_timed() {
 	fi
 }
 rm -f /tmp/race.stop
-bg race 600 sh -c "while [ ! -e /tmp/race.stop ]; do zstest write $Z/nodeid 0; done"
+bg race 600 sh -c "while [ ! -e /tmp/race.stop ]; do
+	if [ -e /tmp/race.pause ]; then sleep 0.1; else zstest write $Z/nodeid 0; fi; done"
 RACER=$BG
 M race_sorts0=$(sed -n 's/^sorts=//p' $Z/stats)
 # Every block of the DIMMs, the race still on (virtio-mem's go with the
