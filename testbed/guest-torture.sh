@@ -258,14 +258,17 @@ free_kb() {
 }
 # Long-lived pages scattered over memory: colliding free blocks for the
 # final sorts to hold, in place until the end.
-bg end_age 3000 zstest age 200 1 20 /tmp/end_age.ready
+bg end_age 3000 zstest age 300 2 20 /tmp/end_age.ready
 ready end_age_ready /tmp/end_age.ready $BG 300
 echo 1 > /proc/sys/vm/stat_refresh
 M base_memfree_kb=$(free_kb) base_balloon_kb=$(mi Balloon) base_kreclaimable_kb=$(mi KReclaimable) \
 	base_offline_pages=$(offline_pages) base_memtotal_kb=$(mi MemTotal)
 step end_insmod 30 insmod $KO
 step end_sorts 300 zstest writes $Z/nodeid 0 3
-M end_held_pages=$(cat $Z/node0/quarantine_held_pages) end_memfree_held_kb=$(free_kb)
+M end_held_pages=$(cat $Z/node0/quarantine_held_pages) end_memfree_held_kb=$(free_kb) \
+	end_enabled=$(cat $Q/enabled) $(sed 's/\([A-Za-z]*\)=/end_sorts_\1=/g' $OUT/end_sorts)
+cat $Z/stats > $OUT/end_stats 2>&1
+cap end_stats end_stats
 step end_release 60 sh -c "echo 1 > $Q/release"
 M end_released_pages=$(cat $Z/node0/quarantine_held_pages) end_released_blocks=$(cat $Z/node0/quarantine_held_blocks)
 # kmemleak (debug kernels): objects nothing references any more; those the
@@ -277,22 +280,38 @@ kmemleak_scan() {
 	echo scan > /sys/kernel/debug/kmemleak
 	cat /sys/kernel/debug/kmemleak > $OUT/$1
 }
-if [ -e /sys/kernel/debug/kmemleak ]; then
-	set -- $(awk '$1 == "zonesort" { print $2, $6 }' /proc/modules)
-	MOD_SIZE=$1 MOD_BASE=$2
-	kmemleak_scan kmemleak_loaded
-fi
-if [ -r /sys/kernel/debug/page_owner ]; then
-	# Pages allocated with the module's functions in their stack, while
-	# its symbols are there to name them.
-	step page_owner 900 sh -c "grep -c 'zonesort' /sys/kernel/debug/page_owner; true"
-	M page_owner_zonesort=$(out page_owner)
-fi
+set -- $(awk '$1 == "zonesort" { print $2, $6 }' /proc/modules)
+MOD_SIZE=$1 MOD_BASE=$2
+[ -e /sys/kernel/debug/kmemleak ] && kmemleak_scan kmemleak_loaded
 unload end_rmmod
 sleep 2
 echo 1 > /proc/sys/vm/stat_refresh
 M after_memfree_kb=$(free_kb) after_balloon_kb=$(mi Balloon) after_kreclaimable_kb=$(mi KReclaimable) \
 	after_offline_pages=$(offline_pages) after_memtotal_kb=$(mi MemTotal)
+if [ -r /sys/kernel/debug/page_owner ]; then
+	# Pages still allocated whose allocation stack went through the
+	# module: after rmmod its frames have no names, only addresses in
+	# the range it was loaded at. One record per allocation, blank-line
+	# separated ("Page allocated via order N, ..." then the stack); the
+	# first three are shown. Left out: KASAN's shadow of the module's
+	# vmalloc'd buffers (kasan_populate_vmalloc), which the kernel frees
+	# when it purges the freed areas, lazily, not when the module frees
+	# them; and slab pages (allocate_slab): a slab page is shared by
+	# every object of its cache and stays when the module's objects in
+	# it are freed (kmemleak below judges objects).
+	step page_owner 900 sh -c "cat /sys/kernel/debug/page_owner > /tmp/page_owner"
+	awk -v base=$MOD_BASE -v size=$MOD_SIZE 'BEGIN { RS = ""; lo = ("0x" substr(base, 3)) + 0; hi = lo + size }
+		/kasan_populate_vmalloc|allocate_slab/ { next }
+		{ ours = /\[zonesort\]/; rest = $0
+		  while (!ours && match(rest, /0x[0-9a-f]+/)) { a = substr(rest, RSTART, RLENGTH) + 0; ours = a >= lo && a < hi; rest = substr(rest, RSTART + RLENGTH) } }
+		ours { n++; p = 1; if (match($0, /order [0-9]+/)) for (o = substr($0, RSTART + 6, RLENGTH - 6); o > 0; o--) p *= 2; pages += p
+		  if (n <= 3) print > "/tmp/page_owner_ours" }
+		END { print n + 0, pages + 0 }' /tmp/page_owner > $OUT/page_owner_count
+	set -- $(cat $OUT/page_owner_count)
+	M page_owner_zonesort=$2 page_owner_records=$1
+	[ -s /tmp/page_owner_ours ] && cp /tmp/page_owner_ours $OUT/page_owner_ours && cap page_owner_ours page_owner_ours
+	rm -f /tmp/page_owner /tmp/page_owner_ours
+fi
 if [ -e /sys/kernel/debug/kmemleak ]; then
 	kmemleak_scan kmemleak_unloaded
 	# Reports naming the module, or with a backtrace address in its range.
