@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -418,6 +419,11 @@ static void call_main(int (*fn)(void *), void *arg, int devnull, int go, int rep
 	set_signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* The child outlives no caller: one killed while it waits (the
+	 * periodic helper, SIGKILLed at its step's end) takes its writer
+	 * with it, whose sort or compaction would otherwise go on with no
+	 * bound. A caller that died before this shows as EOF at the go. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (read(go, &byte, 1) != 1)
 		_exit(127);
 	setsid();

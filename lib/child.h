@@ -75,8 +75,9 @@ enum zs_call_end {
  * and returns a small int (an errno, 0 for success). The child starts with
  * no inherited descriptors but /dev/null on 0-2, default signal handlers
  * (SIGPIPE ignored, so a write returns EPIPE), no blocked signals and a
- * session of its own. Its result comes back through a pipe, not its exit
- * status, which slurmstepd's wait3() may take first.
+ * session of its own, and is killed if the calling thread dies (a helper
+ * killed while it waits). Its result comes back through a pipe, not its
+ * exit status, which slurmstepd's wait3() may take first.
  *
  * Past timeout_ms the child gets SIGKILL, which ends any killable wait of
  * the kernel (a FIFO's open, a compaction, a sort that checks

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <stdlib.h>
@@ -135,6 +136,38 @@ static void call_in_child(void)
 	   end == ZS_CALL_LEFT ? "left running" : "gone at once", end);
 	ok(zs_now() - t0 < 1.0, "... within the bound (%.2f s)", zs_now() - t0);
 	ok(wait_for_left(), "a child left running is reaped once it has ended");
+	ok(no_children(), "... no zombie is left");
+
+	/* A caller killed while it waits (the periodic helper at its step's
+	 * end) takes its child with it. As a subreaper, this test gets the
+	 * orphan and sees how it ends. */
+	ok(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0, "this test reaps orphans");
+	pid_t caller = fork(), orphan;
+	int status = 0;
+
+	if (caller == 0) {
+		zs_call(open_fifo, fifo, 60000, 1000, &result, NULL);
+		_exit(0);
+	}
+	usleep(300000);
+	ok(kill(caller, SIGKILL) == 0 && waitpid(caller, NULL, 0) == caller,
+	   "a caller waiting for its child is killed");
+	t0 = zs_now();
+	do {
+		orphan = waitpid(-1, &status, WNOHANG);
+		if (orphan == 0)
+			usleep(10000);
+	} while (orphan == 0 && zs_now() - t0 < 2.0);
+	ok(orphan > 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+	   "its child is killed with it (%.2f s)", zs_now() - t0);
+	if (orphan == 0) {
+		/* Let the orphan's open end: it exits. */
+		int rd = open(fifo, O_RDONLY | O_NONBLOCK);
+
+		waitpid(-1, NULL, 0);
+		close(rd);
+	}
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
 	ok(no_children(), "... no zombie is left");
 	unlink(fifo);
 	fifo[strlen(fifo) - 2] = '\0';
