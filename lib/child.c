@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -85,17 +86,23 @@ static void close_from(int lowfd, int high)
 }
 
 /* The raw system call: glibc's sigaction refuses its two internal
- * real-time signals, and an ignored signal stays ignored across exec. */
-static void reset_signal(int sig)
+ * real-time signals, and an ignored signal stays ignored across exec.
+ * handler is SIG_DFL or SIG_IGN, which need no restorer. */
+static void set_signal(int sig, void (*handler)(int))
 {
 	struct {
-		void *handler;
+		void (*handler)(int);
 		unsigned long flags;
 		void *restorer;
 		unsigned long mask;
-	} dfl = { SIG_DFL, 0, NULL, 0 };
+	} act = { handler, 0, NULL, 0 };
 
-	syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
+	syscall(SYS_rt_sigaction, sig, &act, NULL, sizeof(act.mask));
+}
+
+static void reset_signal(int sig)
+{
+	set_signal(sig, SIG_DFL);
 }
 
 static char *const clean_env[] = {
@@ -353,6 +360,184 @@ int zs_stop(struct zs_child *c, int term_ms, int kill_ms)
 	if (rc == 0)
 		zs_child_release(c);
 	return rc == 0 ? 0 : 1;
+}
+
+/* --- a function in a forked child (zs_call) ---------------------------- */
+
+/* Children zs_call killed that had not ended kill_ms later, held by their
+ * pidfds until they do. A pidfd names its process for good, so holding one
+ * can never reach another process; without pidfds (Linux before 5.3) a
+ * bare pid could, once slurmstepd's wait3 has reaped ours, and such a
+ * child is left to the other reapers at once. Bounded: the oldest is let
+ * go when another comes. */
+#define MAX_LEFT 8
+static struct zs_child left_children[MAX_LEFT];
+static unsigned nleft;
+
+unsigned zs_call_reap_left(void)
+{
+	unsigned kept = 0;
+
+	for (unsigned i = 0; i < nleft; i++) {
+		if (reap(&left_children[i]) == 0) {
+			zs_child_release(&left_children[i]);
+			continue;
+		}
+		left_children[kept++] = left_children[i];
+	}
+	nleft = kept;
+	return nleft;
+}
+
+static void hold_left(struct zs_child *c)
+{
+	if (c->pidfd < 0)
+		return;
+	if (zs_call_reap_left() == MAX_LEFT) {
+		zs_child_release(&left_children[0]);
+		memmove(left_children, left_children + 1, (MAX_LEFT - 1) * sizeof(left_children[0]));
+		nleft--;
+	}
+	left_children[nleft++] = *c;
+	c->pidfd = -1;
+}
+
+/* The child of zs_call: async-signal-safe calls only, as in child_main. It
+ * waits for the parent's go, so it cannot end (and be reaped by
+ * slurmstepd's wait3) before the parent holds its pidfd. Every descriptor
+ * but 0-2 (/dev/null) and 3 (the result pipe) is closed first: one left
+ * running in the kernel must not hold the step's stdio open (srun would
+ * wait for EOF) nor anything else of the parent's. */
+static void call_main(int (*fn)(void *), void *arg, int devnull, int go, int report, int high)
+{
+	sigset_t none;
+	char byte;
+	int r;
+
+	for (int s = 1; s < NSIG; s++)
+		reset_signal(s);
+	set_signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* The child outlives no caller: one killed while it waits (the
+	 * periodic helper, SIGKILLed at its step's end) takes its writer
+	 * with it, whose sort or compaction would otherwise go on with no
+	 * bound. A caller that died before this shows as EOF at the go. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (read(go, &byte, 1) != 1)
+		_exit(127);
+	setsid();
+	if (dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0 ||
+	    (report != 3 && dup2(report, 3) < 0))
+		_exit(127);
+	close_from(4, high);
+	r = fn(arg);
+	if (write(3, &r, sizeof(r)) != (ssize_t)sizeof(r))
+		_exit(127);
+	_exit(0);
+}
+
+/* Waits until deadline for the child's result: 1 and *result, 0 when the
+ * pipe closed without one (the child ended), -1 when none came in time. */
+static int read_result(int fd, double deadline, int *result)
+{
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		double left = deadline - zs_now();
+		int r = poll(&p, 1, left > 0 ? (int)(left * 1000.0) + 1 : 0);
+		ssize_t n;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		n = read(fd, result, sizeof(*result));
+		if (n < 0 && errno == EINTR)
+			continue;
+		/* A pipe write of an int is atomic: all of it or nothing. */
+		return n == (ssize_t)sizeof(*result) ? 1 : 0;
+	}
+}
+
+int zs_call(int (*fn)(void *arg), void *arg, int timeout_ms, int kill_ms, int *result,
+	    char *err)
+{
+	int go[2] = { -1, -1 }, report[2] = { -1, -1 }, devnull, high, got, end;
+	struct zs_child c;
+	pid_t pid;
+
+	memset(&c, 0, sizeof(c));
+	c.pid = -1;
+	c.pidfd = -1;
+	zs_call_reap_left();
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull < 0)
+		return zs_fail(err, "cannot open /dev/null: %s", strerror(errno));
+	if (pipe2(go, O_CLOEXEC) || pipe2(report, O_CLOEXEC)) {
+		zs_fail(err, "pipe failed: %s", strerror(errno));
+		goto fail;
+	}
+	go[0] = above_stdio(go[0]);
+	report[1] = above_stdio(report[1]);
+	if (go[0] < 0 || report[1] < 0) {
+		zs_fail(err, "cannot move a pipe: %s", strerror(errno));
+		goto fail;
+	}
+	high = highest_fd();
+	pid = fork();
+	if (pid < 0) {
+		zs_fail(err, "fork failed: %s", strerror(errno));
+		goto fail;
+	}
+	if (pid == 0)
+		call_main(fn, arg, devnull, go[0], report[1], high);
+	close(go[0]);
+	close(report[1]);
+	close(devnull);
+	go[0] = report[1] = devnull = -1;
+	c.pid = pid;
+	/* Our unreaped child, still waiting for the go: the pid is its. */
+	c.pidfd = zs_pidfd_open(pid);
+	if (write(go[1], "g", 1) != 1) {
+		zs_fail(err, "cannot start the child: %s", strerror(errno));
+		zs_child_signal(&c, SIGKILL);
+		if (zs_child_wait(&c, kill_ms) != 0)
+			hold_left(&c);
+		zs_child_release(&c);
+		goto fail;
+	}
+	close(go[1]);
+	go[1] = -1;
+	got = read_result(report[0], zs_now() + timeout_ms / 1000.0, result);
+	if (got < 0) {
+		zs_child_signal(&c, SIGKILL);
+		end = zs_child_wait(&c, kill_ms) == 0 ? ZS_CALL_STOPPED : ZS_CALL_LEFT;
+		/* It may have returned just as the time ran out. */
+		if (read_result(report[0], 0, result) == 1)
+			got = 1;
+	} else {
+		/* Its result sent, it only has to exit. */
+		end = zs_child_wait(&c, kill_ms) == 0 ? ZS_CALL_DONE : ZS_CALL_LEFT;
+	}
+	close_pair(report);
+	if (end == ZS_CALL_LEFT)
+		hold_left(&c);
+	zs_child_release(&c);
+	if (got == 1)
+		return ZS_CALL_DONE;
+	if (got == 0) {
+		if (c.have_status && WIFSIGNALED(c.status))
+			return zs_fail(err, "the child ended by signal %d without a result",
+				       WTERMSIG(c.status));
+		return zs_fail(err, "the child ended without a result");
+	}
+	return end;
+fail:
+	close_pair(go);
+	close_pair(report);
+	if (devnull >= 0)
+		close(devnull);
+	return ZS_CALL_FAILED;
 }
 
 /* Appends what the child wrote to out (up to out->max bytes; the rest is

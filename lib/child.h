@@ -52,6 +52,49 @@ void zs_child_release(struct zs_child *c);
  * take: closing each descriptor up to a bound found before fork. */
 void zs_child_set_close_range(bool allowed);
 
+/* How a function run by zs_call ended. */
+enum zs_call_end {
+	ZS_CALL_FAILED = -1,	/* no result: the child could not be started, or
+				 * ended without one (killed by someone else); err
+				 * says which */
+	ZS_CALL_DONE = 0,	/* fn returned: *result is its value */
+	ZS_CALL_STOPPED,	/* fn had not returned within timeout_ms: the child
+				 * was killed (SIGKILL) and is gone */
+	ZS_CALL_LEFT,		/* as STOPPED, but still not gone kill_ms after the
+				 * SIGKILL (uninterruptible in the kernel): left
+				 * running, reaped when it ends (below) */
+};
+
+/*
+ * Runs fn(arg) in a forked child and waits at most timeout_ms for its
+ * result: for a system call that may not end, such as a write to a kernel
+ * attribute whose store sorts or compacts memory, made from slurmstepd.
+ * The parent is multi-threaded there, so fn runs between fork and _exit
+ * and may make async-signal-safe calls only (open, write, close; no
+ * malloc, no stdio, no locks); it must not return before its work is done,
+ * and returns a small int (an errno, 0 for success). The child starts with
+ * no inherited descriptors but /dev/null on 0-2, default signal handlers
+ * (SIGPIPE ignored, so a write returns EPIPE), no blocked signals and a
+ * session of its own, and is killed if the calling thread dies (a helper
+ * killed while it waits). Its result comes back through a pipe, not its
+ * exit status, which slurmstepd's wait3() may take first.
+ *
+ * Past timeout_ms the child gets SIGKILL, which ends any killable wait of
+ * the kernel (a FIFO's open, a compaction, a sort that checks
+ * fatal_signal_pending), and is waited for up to kill_ms more. One still
+ * there then is held (by its pidfd) and reaped by a later zs_call or
+ * zs_call_reap_left, or by whoever else reaps the caller's children
+ * (slurmstepd's wait3; init once the caller has exited). Every wait is
+ * bounded: zs_call returns within about timeout_ms + kill_ms. Not for
+ * concurrent use by several threads of one process.
+ */
+int zs_call(int (*fn)(void *arg), void *arg, int timeout_ms, int kill_ms, int *result,
+	    char *err);
+
+/* Reaps the children zs_call left that have ended since; returns how many
+ * are still held. */
+unsigned zs_call_reap_left(void);
+
 /* Output captured from a command: up to max bytes in buf (malloc'ed,
  * terminated; the caller frees it); cut is set when there was more. */
 struct zs_output {

@@ -12,8 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Writes text with one write(2). O_NONBLOCK keeps a test's FIFO from
- * blocking us; it means nothing to sysfs. 0, or -1 with *err_no set. */
+/* Writes text with one write(2), in this process: only for the
+ * quarantine's settings, whose stores set a value and return (the sort and
+ * the give-back go through zs_kwrite, bounded). O_NONBLOCK keeps a test's
+ * FIFO from blocking us; it means nothing to sysfs. 0, or -1 with *err_no
+ * set. */
 static int write_file(const char *path, const char *text, int *err_no)
 {
 	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
@@ -106,13 +109,13 @@ void zs_kmod_probe(const char *dir, struct zs_kmod *k, char why[ZS_ERRLEN])
 	k->quarantine = !access(path, F_OK);
 }
 
-int zs_kmod_sort(const struct zs_kmod *k, int node, int *err_no)
+int zs_kmod_sort(const struct zs_kmod *k, int node, unsigned timeout_s, struct zs_kwrite *w)
 {
 	char path[sizeof(k->dir) + 64], text[16];
 
 	snprintf(path, sizeof(path), "%s/" ZS_FILE_NODEID, k->dir);
 	snprintf(text, sizeof(text), "%d\n", node);
-	return write_file(path, text, err_no);
+	return zs_kwrite(path, text, timeout_s, w);
 }
 
 int zs_kmod_stat(const struct zs_kmod *k, const char *key, long long *v)
@@ -180,18 +183,25 @@ int zs_kmod_quarantine_set(const struct zs_kmod *k, bool on, int max_permille, c
 	return write_quarantine(k, ZS_QUARANTINE_ENABLED, on ? "1\n" : "0\n", why);
 }
 
-int zs_kmod_quarantine_release(const struct zs_kmod *k, int node, char why[ZS_ERRLEN])
+int zs_kmod_quarantine_release(const struct zs_kmod *k, int node, unsigned timeout_s,
+			       char why[ZS_ERRLEN], bool *timed_out)
 {
-	char path[sizeof(k->dir) + 128];
-	int e;
+	char path[sizeof(k->dir) + 128], how[ZS_ERRLEN];
+	struct zs_kwrite w;
 
+	if (timed_out)
+		*timed_out = false;
 	if (!k->quarantine)
 		return 0;
 	if (node < 0)
-		return write_quarantine(k, ZS_QUARANTINE_RELEASE, "1\n", why);
-	snprintf(path, sizeof(path), "%s/" ZS_NODE_DIR_FMT "/" ZS_FILE_Q_NODE_RELEASE, k->dir, node);
-	if (!write_file(path, "1\n", &e))
+		snprintf(path, sizeof(path), "%s/" ZS_QUARANTINE_DIR "/" ZS_QUARANTINE_RELEASE, k->dir);
+	else
+		snprintf(path, sizeof(path), "%s/" ZS_NODE_DIR_FMT "/" ZS_FILE_Q_NODE_RELEASE, k->dir,
+			 node);
+	if (!zs_kwrite(path, "1\n", timeout_s, &w))
 		return 0;
-	snprintf(why, ZS_ERRLEN, "%s: %s", path, strerror(e));
+	if (timed_out)
+		*timed_out = zs_kwrite_timed_out(&w);
+	snprintf(why, ZS_ERRLEN, "%s: %s", path, zs_kwrite_describe(&w, how, sizeof(how)));
 	return -1;
 }

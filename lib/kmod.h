@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "errbuf.h"
+#include "kwrite.h"
 
 enum zs_kmod_kind {
 	ZS_KMOD_ABSENT,		/* no nodeid file */
@@ -33,8 +34,9 @@ struct zs_kmod {
  * and what to do. */
 void zs_kmod_probe(const char *dir, struct zs_kmod *k, char why[ZS_ERRLEN]);
 
-/* Sorts node now: 0, or -1 with *err_no the write's errno. */
-int zs_kmod_sort(const struct zs_kmod *k, int node, int *err_no);
+/* Sorts node now, the write bounded by timeout_s seconds (kwrite.h): 0,
+ * or -1 with w saying how it ended (its errno, or stopped at the bound). */
+int zs_kmod_sort(const struct zs_kmod *k, int node, unsigned timeout_s, struct zs_kwrite *w);
 
 /* A key of the stats file: 0, or -1 when absent. */
 int zs_kmod_stat(const struct zs_kmod *k, const char *key, long long *v);
@@ -55,7 +57,10 @@ int zs_kmod_quarantine_stat(const struct zs_kmod *k, const char *key, long long 
  * -1 with why naming the file. */
 int zs_kmod_quarantine_set(const struct zs_kmod *k, bool on, int max_permille, char why[ZS_ERRLEN]);
 
-/* Gives back what node holds (node < 0: every node's). 0, or -1 with why. */
-int zs_kmod_quarantine_release(const struct zs_kmod *k, int node, char why[ZS_ERRLEN]);
+/* Gives back what node holds (node < 0: every node's), the write bounded
+ * by timeout_s seconds (kwrite.h). 0, or -1 with why naming the file, and
+ * *timed_out (when not NULL) true when the give-back did not end in time. */
+int zs_kmod_quarantine_release(const struct zs_kmod *k, int node, unsigned timeout_s,
+			       char why[ZS_ERRLEN], bool *timed_out);
 
 #endif

@@ -31,6 +31,7 @@ void zs_policy_defaults(struct zs_policy *p)
 	strcpy(p->sorter.node_sysfs, "/sys/devices/system/node");
 	strcpy(p->sorter.statedir, "/run/zonesort");
 	p->sorter.pcp_high_fraction = ZS_PCP_KEEP;
+	p->sorter.kernel_timeout = ZS_KERNEL_TIMEOUT_DEFAULT;
 	p->sorter.recent_freed_sort = true;
 	p->sorter.quarantine = (struct zs_quarantine_opts){
 		.on = true, .max_permille = -1,
@@ -278,6 +279,19 @@ static int set_pcp_high_fraction(struct zs_policy *p, const char *key, const cha
 	return 0;
 }
 
+/* kernel_timeout=SECONDS: how long each write to the kernel may take before
+ * its writer is killed (policy.h says why 60 and 1-3600). */
+static int set_kernel_timeout(struct zs_policy *p, const char *key, const char *v, char *err)
+{
+	uint64_t n;
+
+	if (zs_parse_u64(key, v, ZS_MIN_KERNEL_TIMEOUT, ZS_MAX_KERNEL_TIMEOUT, &n, NULL))
+		return zs_fail(err, "kernel_timeout=%s: expected whole seconds from %u to %u, how long a sort, compaction or other write to the kernel may take before it is stopped",
+			       v, ZS_MIN_KERNEL_TIMEOUT, ZS_MAX_KERNEL_TIMEOUT);
+	p->sorter.kernel_timeout = (unsigned)n;
+	return 0;
+}
+
 /* --- the memory-side cache, metrics, reports ------------------------- */
 
 static int set_cache_size(struct zs_policy *p, const char *key, const char *v, char *err)
@@ -340,6 +354,7 @@ static const struct {
 	{ "nocache", set_nocache, 0 },
 	{ "pcp_high_fraction", set_pcp_high_fraction, 0 },
 	{ "recent_freed", set_recent_freed, 0 },
+	{ "kernel_timeout", set_kernel_timeout, 0 },
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

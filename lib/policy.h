@@ -21,6 +21,19 @@
  * node, and a day is the most a site would wait for the next one. */
 #define ZS_MIN_COMPACT_INTERVAL 10u
 #define ZS_MAX_COMPACT_INTERVAL 86400u
+/* kernel_timeout= bounds, seconds: how long one write to the kernel (the
+ * module's sort of a node, a node's compaction, the quarantine's
+ * give-back, drop_caches, the per-CPU lists' sysctl) may hold slurmstepd
+ * before it is stopped (kwrite.h). The default lets the longest one
+ * measured end: a full quarantine's compaction round of 53 s on Linux 7.x,
+ * where the module's median sort took 0.1 s
+ * (bench/REPORT-cachenode-decay.md). Past a minute the job or step that
+ * waits is better served than the sort: a stopped write fails that sort
+ * only, and the next one tries again. At least a second, for a sort to do
+ * anything; an hour is the most a site would let a step's start wait. */
+#define ZS_KERNEL_TIMEOUT_DEFAULT 60u
+#define ZS_MIN_KERNEL_TIMEOUT 1u
+#define ZS_MAX_KERNEL_TIMEOUT 3600u
 /* Cache sizes from plugstack.conf are checked against the base page size
  * of the platforms Slurm nodes run (x86-64, and 4 KiB arm64 kernels). */
 #define ZS_PAGE_SIZE 4096u

@@ -3,6 +3,7 @@
 #include "sorter.h"
 #include "child.h"
 #include "kmod.h"
+#include "kwrite.h"
 #include "memcache.h"
 #include "metrics.h"
 #include "modsig.h"
@@ -361,32 +362,6 @@ bool zs_sorter_nothing_to_sort(const struct zs_sorter *s)
 	return s->nothing;
 }
 
-/* Writes text to a sysfs attribute. O_NONBLOCK keeps a test's FIFO from
- * blocking us; it means nothing to sysfs. */
-static int write_attr(const char *path, const char *text, int *err_no)
-{
-	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-	size_t len = strlen(text);
-	ssize_t w;
-
-	if (fd < 0) {
-		*err_no = errno;
-		return -1;
-	}
-	w = write(fd, text, len);
-	*err_no = errno;
-	if (close(fd) && w == (ssize_t)len) {
-		*err_no = errno;
-		return -1;
-	}
-	if (w != (ssize_t)len) {
-		if (w >= 0)
-			*err_no = EIO;
-		return -1;
-	}
-	return 0;
-}
-
 /* The per-CPU page lists hand out the pages freed last before any sorted
  * free list, and with the kernel's own sizing they hold enough of a job's
  * start-up churn to leave a sorted node worse than an unsorted one
@@ -400,9 +375,9 @@ static int write_attr(const char *path, const char *text, int *err_no)
 static void set_pcp_lists(const struct zs_sorter *s, struct zs_node_result *r)
 {
 	long long want = s->opts.pcp_high_fraction, now = -1;
-	char text[32];
+	char text[32], how[ZS_ERRLEN];
+	struct zs_kwrite w;
 	FILE *f;
-	int e;
 
 	if (want == ZS_PCP_KEEP)
 		return;
@@ -420,9 +395,23 @@ static void set_pcp_lists(const struct zs_sorter *s, struct zs_node_result *r)
 	if (now == want)
 		return;
 	snprintf(text, sizeof(text), "%lld\n", want);
-	if (write_attr(ZS_PCP_SYSCTL, text, &e))
+	if (zs_kwrite(ZS_PCP_SYSCTL, text, s->opts.kernel_timeout, &w))
 		snprintf(r->msg, sizeof(r->msg), "pcp_high_fraction: %s: writing %lld: %s (the per-CPU lists keep their size)",
-			 ZS_PCP_SYSCTL, want, strerror(e));
+			 ZS_PCP_SYSCTL, want, zs_kwrite_describe(&w, how, sizeof(how)));
+}
+
+/* A write to the kernel that did not end within kernel_timeout fails the
+ * node, whatever it was for: the sort it belongs to did not happen, or
+ * not whole. what names the write ("node 0 sort"). */
+static void stopped_at_bound(struct zs_node_result *r, const char *prefix, const char *path,
+			     const char *what, const struct zs_kwrite *w)
+{
+	char how[ZS_ERRLEN];
+
+	r->outcome = ZS_FAILED;
+	r->stopped = true;
+	snprintf(r->msg, sizeof(r->msg), "%s%s: %s %s", prefix, path, what,
+		 zs_kwrite_describe(w, how, sizeof(how)));
 }
 
 /* This project's module takes the free blocks a sort cannot keep from
@@ -430,6 +419,8 @@ static void set_pcp_lists(const struct zs_sorter *s, struct zs_node_result *r)
  * (Intel's module has none: nothing to write). */
 static void sort_kernel(struct zs_sorter *s, struct zs_node_result *r)
 {
+	char path[PATH_MAX + 32], what[32], how[ZS_ERRLEN];
+	struct zs_kwrite w;
 	int e;
 
 	set_pcp_lists(s, r);
@@ -438,10 +429,17 @@ static void sort_kernel(struct zs_sorter *s, struct zs_node_result *r)
 		r->outcome = ZS_FAILED;
 		return;
 	}
-	if (!zs_kmod_sort(&s->kmod, r->node, &e)) {
+	if (!zs_kmod_sort(&s->kmod, r->node, s->opts.kernel_timeout, &w)) {
 		r->outcome = ZS_SORTED;
 		return;
 	}
+	if (zs_kwrite_timed_out(&w)) {
+		snprintf(path, sizeof(path), "%s/nodeid", s->opts.sysfs);
+		snprintf(what, sizeof(what), "node %d sort", r->node);
+		stopped_at_bound(r, "", path, what, &w);
+		return;
+	}
+	e = w.end == ZS_CALL_DONE ? w.err_no : 0;
 	if (e == EBUSY) {
 		r->outcome = ZS_BUSY;
 		snprintf(r->msg, sizeof(r->msg),
@@ -454,22 +452,26 @@ static void sort_kernel(struct zs_sorter *s, struct zs_node_result *r)
 	} else {
 		r->outcome = ZS_FAILED;
 		snprintf(r->msg, sizeof(r->msg), "%s/nodeid: write of node %d failed: %s",
-			 s->opts.sysfs, r->node, strerror(e));
+			 s->opts.sysfs, r->node, zs_kwrite_describe(&w, how, sizeof(how)));
 	}
 }
 
 static void sort_compact(struct zs_sorter *s, struct zs_node_result *r)
 {
-	char path[PATH_MAX + 32];
-	int e;
+	char path[PATH_MAX + 32], how[ZS_ERRLEN];
+	struct zs_kwrite w;
 
 	compact_path(s, r->node, path, sizeof(path));
-	if (!write_attr(path, "1\n", &e)) {
+	if (!zs_kwrite(path, "1\n", s->opts.kernel_timeout, &w)) {
 		r->outcome = ZS_SORTED;
 		return;
 	}
+	if (zs_kwrite_timed_out(&w)) {
+		stopped_at_bound(r, "", path, "compaction", &w);
+		return;
+	}
 	r->outcome = ZS_FAILED;
-	snprintf(r->msg, sizeof(r->msg), "%s: %s", path, strerror(e));
+	snprintf(r->msg, sizeof(r->msg), "%s: %s", path, zs_kwrite_describe(&w, how, sizeof(how)));
 }
 
 long long zs_boottime_ns(void)
@@ -669,13 +671,17 @@ int zs_sorter_quarantine(struct zs_sorter *s, int node, struct zs_quarantine_sta
 }
 
 /* After a sort of r->node: a full quarantine that left the sort colliding
- * is given back, the node compacted and sorted again (r says how). */
+ * is given back, the node compacted and sorted again (r says how). A
+ * give-back or compaction that fails leaves the node as its sort left it,
+ * less what was given back, and says so; one stopped at kernel_timeout
+ * fails the node: what it left is unknown. */
 static void refresh_full(struct zs_sorter *s, struct zs_node_result *r)
 {
-	char path[PATH_MAX + 32], why[ZS_ERRLEN];
+	char path[PATH_MAX + 32], why[ZS_ERRLEN], prefix[96], how[ZS_ERRLEN];
 	long long now = zs_boottime_ns(), last;
+	struct zs_kwrite w;
+	bool timed_out;
 	long ppm;
-	int e;
 
 	if (!s->opts.quarantine.on || !s->opts.quarantine.compact_full || !quarantine_full(s, r->node, &ppm))
 		return;
@@ -690,15 +696,23 @@ static void refresh_full(struct zs_sorter *s, struct zs_node_result *r)
 	}
 	/* Stamped first: a compaction that fails is not retried at once. */
 	stamp(s, r->node, "compacted", now);
-	if (zs_kmod_quarantine_release(&s->kmod, r->node, why)) {
+	if (zs_kmod_quarantine_release(&s->kmod, r->node, s->opts.kernel_timeout, why, &timed_out)) {
+		if (timed_out) {
+			r->outcome = ZS_FAILED;
+			r->stopped = true;
+		}
 		snprintf(r->msg, sizeof(r->msg), "quarantine full, %.1f%% colliding: give back: %s",
 			 (double)ppm / 1e4, why);
 		return;
 	}
 	compact_path(s, r->node, path, sizeof(path));
-	if (write_attr(path, "1\n", &e)) {
-		snprintf(r->msg, sizeof(r->msg), "quarantine full, %.1f%% colliding: %s: %s",
-			 (double)ppm / 1e4, path, strerror(e));
+	snprintf(prefix, sizeof(prefix), "quarantine full, %.1f%% colliding: ", (double)ppm / 1e4);
+	if (zs_kwrite(path, "1\n", s->opts.kernel_timeout, &w)) {
+		if (zs_kwrite_timed_out(&w))
+			stopped_at_bound(r, prefix, path, "compaction", &w);
+		else
+			snprintf(r->msg, sizeof(r->msg), "%s%s: %s", prefix, path,
+				 zs_kwrite_describe(&w, how, sizeof(how)));
 		return;
 	}
 	r->compacted = true;
@@ -735,17 +749,23 @@ static int take_lock(struct zs_sorter *s, int *fd, char *msg, size_t len)
 
 static void drop_caches(struct zs_sorter *s, zs_node_report_fn report, void *ctx)
 {
-	int e;
+	static const char path[] = "/proc/sys/vm/drop_caches";
+	char how[ZS_ERRLEN];
+	struct zs_kwrite w;
 
-	if (!write_attr("/proc/sys/vm/drop_caches", "3\n", &e))
+	if (!zs_kwrite(path, "3\n", s->opts.kernel_timeout, &w))
 		return;
 	if (report) {
 		struct zs_node_result r = { .node = -1, .outcome = ZS_FAILED };
 
-		snprintf(r.msg, sizeof(r.msg), "drop_caches failed: %s", strerror(e));
+		if (zs_kwrite_timed_out(&w))
+			snprintf(r.msg, sizeof(r.msg), "%s: dropping the page cache %s", path,
+				 zs_kwrite_describe(&w, how, sizeof(how)));
+		else
+			snprintf(r.msg, sizeof(r.msg), "drop_caches failed: %s",
+				 zs_kwrite_describe(&w, how, sizeof(how)));
 		report(ctx, &r);
 	}
-	(void)s;
 }
 
 static void count(struct zs_tally *t, const struct zs_node_result *r)
@@ -761,6 +781,7 @@ static void count(struct zs_tally *t, const struct zs_node_result *r)
 	case ZS_NOTHING: break;
 	}
 	t->compacted += r->compacted;
+	t->stopped += r->outcome == ZS_FAILED && r->stopped;
 	t->freed += r->outcome == ZS_SORTED && r->freed;
 	t->seconds += r->seconds;
 }
@@ -879,11 +900,12 @@ void zs_tally_add(struct zs_tally *into, const struct zs_tally *t)
 	into->degraded += t->degraded;
 	into->churn += t->churn;
 	into->freed += t->freed;
+	into->stopped += t->stopped;
 }
 
 const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len)
 {
-	char compacted[64] = "", churn[48] = "", freed[64] = "", fallback[96] = "";
+	char compacted[64] = "", churn[48] = "", freed[64] = "", fallback[96] = "", stopped[64] = "";
 
 	/* Compactions migrate the job's pages: said whenever there were any. */
 	if (t->compacted)
@@ -898,17 +920,21 @@ const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len)
 	if (t->freed)
 		snprintf(freed, sizeof(freed), " (%u despite a recent sort: memory freed since)",
 			 t->freed);
-	snprintf(buf, len, "%u sort%s%s%s%s%s, %u skipped (recent), %u busy, %u failed, %.3f s",
+	/* A write to the kernel stopped at its bound, said whenever there
+	 * was one: the site may want a longer kernel_timeout. */
+	if (t->stopped)
+		snprintf(stopped, sizeof(stopped), " (%u stopped after kernel_timeout)", t->stopped);
+	snprintf(buf, len, "%u sort%s%s%s%s%s, %u skipped (recent), %u busy, %u failed%s, %.3f s",
 		 t->sorted, t->sorted == 1 ? "" : "s", churn, freed, compacted, fallback, t->recent,
-		 t->busy, t->failed, t->seconds);
+		 t->busy, t->failed, stopped, t->seconds);
 	return buf;
 }
 
 const char *zs_tally_format(const struct zs_tally *t, char *buf, unsigned len)
 {
-	snprintf(buf, len, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%.6f compacted=%u fallback=%u degraded=%u churn=%u freed=%u",
+	snprintf(buf, len, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%.6f compacted=%u fallback=%u degraded=%u churn=%u freed=%u stopped=%u",
 		 t->rounds, t->sorted, t->recent, t->busy, t->failed, t->seconds, t->compacted,
-		 t->fallback, t->degraded, t->churn, t->freed);
+		 t->fallback, t->degraded, t->churn, t->freed, t->stopped);
 	return buf;
 }
 
@@ -921,9 +947,11 @@ int zs_tally_parse(const char *line, struct zs_tally *t)
 		   &v.rounds, &v.sorted, &v.recent, &v.busy, &v.failed, &v.seconds, &v.compacted,
 		   &v.fallback, &v.degraded, &v.churn, &end) != 10)
 		return -1;
-	/* A line without freed= (a helper of an older package still running
-	 * across an upgrade) counts none. */
+	/* A line without freed= or stopped= (a helper of an older package
+	 * still running across an upgrade) counts none. */
 	if (line[end] == ' ' && sscanf(line + end, " freed=%u%n", &v.freed, &more) == 1)
+		end += more;
+	if (line[end] == ' ' && sscanf(line + end, " stopped=%u%n", &v.stopped, &more) == 1)
 		end += more;
 	if (line[end] && line[end] != '\n')
 		return -1;

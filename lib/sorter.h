@@ -76,6 +76,9 @@ struct zs_sorter_opts {
 					 * once memory was freed on it since
 					 * (zs_recent_decide) */
 	struct zs_quarantine_opts quarantine;
+	unsigned kernel_timeout;	/* kernel_timeout=: seconds each write to the
+					 * kernel may take before it is stopped
+					 * (kwrite.h); a sort stopped so fails */
 	long long pcp_high_fraction;	/* pcp_high_fraction=: the size of the per-CPU
 					 * page lists (vm.percpu_pagelist_high_fraction)
 					 * set before a kernel sort; ZS_PCP_KEEP (the
@@ -113,6 +116,8 @@ struct zs_node_result {
 	bool compacted;		/* a full quarantine was given back and the node compacted */
 	bool freed;		/* sorted less than min_interval after its last sort:
 				 * memory was freed on it since (zs_recent_decide) */
+	bool stopped;		/* failed: a write to the kernel did not end within
+				 * kernel_timeout and was stopped (kwrite.h) */
 	double seconds;
 	char msg[ZS_ERRLEN];
 };
@@ -129,6 +134,9 @@ struct zs_tally {
 	unsigned freed;		/* sorts of a node sorted less than min_interval ago,
 				 * made because memory was freed on it since that
 				 * sort, counted in sorted too */
+	unsigned stopped;	/* sorts whose write to the kernel did not end within
+				 * kernel_timeout and was stopped, counted in failed
+				 * too */
 };
 
 /* Pages freed after a sort go in front of the lists it ordered and are
@@ -243,13 +251,16 @@ void zs_tally_add(struct zs_tally *into, const struct zs_tally *t);
 
 /* "3 sorts, 1 skipped (recent), 0 busy, 0 failed, 0.012 s"; sorts after
  * memory churn and sorts despite a recent one are named: "3 sorts (2 after
- * memory churn) (1 despite a recent sort: memory freed since), ..." */
+ * memory churn) (1 despite a recent sort: memory freed since), ...", and
+ * failures that were writes stopped at their bound: "1 failed (1 stopped
+ * after kernel_timeout)". */
 const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len);
 
 /* One machine-readable line, the periodic helper's report format:
  * "rounds=3 sorted=3 recent=0 busy=0 failed=0 seconds=0.012000
- * compacted=0 fallback=0 degraded=0 churn=0 freed=0"; the parser also
- * takes the line without freed= (0) that older helpers print. */
+ * compacted=0 fallback=0 degraded=0 churn=0 freed=0 stopped=0"; the parser
+ * also takes the lines without freed= or stopped= (0) that older helpers
+ * print. */
 const char *zs_tally_format(const struct zs_tally *t, char *buf, unsigned len);
 int zs_tally_parse(const char *line, struct zs_tally *t);
 

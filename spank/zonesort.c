@@ -566,6 +566,9 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	if (spank_context() != S_CTX_REMOTE || step.step == STEP_EXTERN || !step.job)
 		return 0;
 	stop_helper();
+	/* A writer a stopped sort left in the kernel (kwrite.h) that has
+	 * ended since is reaped here; slurmstepd's wait3 takes it otherwise. */
+	zs_call_reap_left();
 	struct zs_request r = effective_request();
 
 	log_summary(step_name(name, sizeof(name)), &r);

@@ -6,9 +6,13 @@
 #include "errbuf.h"
 #include "tap.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,6 +37,141 @@ static bool pidfd_usable(void)
 	if (rc)
 		waitpid(pid, NULL, 0);
 	return rc == 0;
+}
+
+/* Waits up to a second for zs_call's held children to be reaped. */
+static bool wait_for_left(void)
+{
+	for (int i = 0; i < 100; i++) {
+		if (zs_call_reap_left() == 0)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/* Functions for zs_call, run in its child: async-signal-safe calls only. */
+static int returns_42(void *arg)
+{
+	(void)arg;
+	return 42;
+}
+
+/* 0 when descriptor *arg is closed in the child, else 1. */
+static int fd_closed(void *arg)
+{
+	return fcntl(*(int *)arg, F_GETFD) == -1 && errno == EBADF ? 0 : 1;
+}
+
+/* 0 when the child blocks no signal and runs in a session of its own. */
+static int clean_state(void *arg)
+{
+	sigset_t now;
+
+	(void)arg;
+	if (sigprocmask(SIG_SETMASK, NULL, &now))
+		return 1;
+	for (int sig = 1; sig < 32; sig++)
+		if (sigismember(&now, sig))
+			return 2;
+	return getsid(0) == getpid() ? 0 : 3;
+}
+
+/* Blocks in open(2) of the FIFO *arg names, which has no reader: a killable
+ * wait in the kernel that does not end by itself. */
+static int open_fifo(void *arg)
+{
+	int fd = open((const char *)arg, O_WRONLY | O_CLOEXEC);
+
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 ? errno : 0;
+}
+
+static int exits_without_result(void *arg)
+{
+	(void)arg;
+	_exit(3);
+}
+
+/* No child of ours is left, running or a zombie. */
+static bool no_children(void)
+{
+	return waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD;
+}
+
+static void call_in_child(void)
+{
+	char err[ZS_ERRLEN] = "", fifo[64] = "/tmp/zs-call-XXXXXX";
+	int result = -1, fd57 = 57, end;
+	double t0;
+
+	ok(zs_call(returns_42, NULL, 5000, 1000, &result, err) == ZS_CALL_DONE && result == 42,
+	   "zs_call returns the function's result (%d)", result);
+	ok(no_children(), "... and the child is reaped");
+	ok(zs_call(fd_closed, &fd57, 5000, 1000, &result, err) == ZS_CALL_DONE && result == 0,
+	   "the parent's descriptor 57 is closed in the child (%d)", result);
+	ok(zs_call(clean_state, NULL, 5000, 1000, &result, err) == ZS_CALL_DONE && result == 0,
+	   "the child blocks no signal and has a session of its own (%d)", result);
+	ok(zs_call(exits_without_result, NULL, 5000, 1000, &result, err) == ZS_CALL_FAILED,
+	   "a child that exits without a result is an error");
+	err_has(err, "the child ended without a result", "... that says so");
+	ok(no_children(), "... and it is reaped");
+
+	/* A FIFO without a reader: the open blocks until the bound. */
+	ok(mkdtemp(fifo) != NULL, "a directory for a FIFO");
+	strcat(fifo, "/f");
+	ok(mkfifo(fifo, 0600) == 0, "a FIFO without a reader");
+	t0 = zs_now();
+	end = zs_call(open_fifo, fifo, 500, 2000, &result, err);
+	ok(end == ZS_CALL_STOPPED, "a call past its bound is stopped (%d)", end);
+	ok(zs_now() - t0 >= 0.5 && zs_now() - t0 < 1.5, "at the bound, 0.5 s (%.2f s)", zs_now() - t0);
+	ok(no_children(), "the killed child is reaped: no zombie is left");
+	ok(zs_call_reap_left() == 0, "and none is held for later");
+
+	/* No time to die after the SIGKILL: left, and reaped later. */
+	t0 = zs_now();
+	end = zs_call(open_fifo, fifo, 200, 0, &result, err);
+	ok(end == ZS_CALL_LEFT || end == ZS_CALL_STOPPED, "kill_ms 0: stopped, %s (%d)",
+	   end == ZS_CALL_LEFT ? "left running" : "gone at once", end);
+	ok(zs_now() - t0 < 1.0, "... within the bound (%.2f s)", zs_now() - t0);
+	ok(wait_for_left(), "a child left running is reaped once it has ended");
+	ok(no_children(), "... no zombie is left");
+
+	/* A caller killed while it waits (the periodic helper at its step's
+	 * end) takes its child with it. As a subreaper, this test gets the
+	 * orphan and sees how it ends. */
+	ok(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0, "this test reaps orphans");
+	pid_t caller = fork(), orphan;
+	int status = 0;
+
+	if (caller == 0) {
+		zs_call(open_fifo, fifo, 60000, 1000, &result, NULL);
+		_exit(0);
+	}
+	usleep(300000);
+	ok(kill(caller, SIGKILL) == 0 && waitpid(caller, NULL, 0) == caller,
+	   "a caller waiting for its child is killed");
+	t0 = zs_now();
+	do {
+		orphan = waitpid(-1, &status, WNOHANG);
+		if (orphan == 0)
+			usleep(10000);
+	} while (orphan == 0 && zs_now() - t0 < 2.0);
+	ok(orphan > 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+	   "its child is killed with it (%.2f s)", zs_now() - t0);
+	if (orphan == 0) {
+		/* Let the orphan's open end: it exits. */
+		int rd = open(fifo, O_RDONLY | O_NONBLOCK);
+
+		waitpid(-1, NULL, 0);
+		close(rd);
+	}
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	ok(no_children(), "... no zombie is left");
+	unlink(fifo);
+	fifo[strlen(fifo) - 2] = '\0';
+	rmdir(fifo);
 }
 
 int main(void)
@@ -143,5 +282,7 @@ int main(void)
 	close(high);
 	setrlimit(RLIMIT_NOFILE, &rl);
 	zs_child_set_close_range(true);
+
+	call_in_child();
 	return done_testing();
 }

@@ -74,8 +74,39 @@ static void site_policy(void)
 	char *unknown[] = { "colour=blue" };
 
 	parse(&p, err, 1, unknown);
-	err_has(err, "report_days, quarantine, quarantine_max_permille, compact_full, compact_interval, compact_fallback, nocache, pcp_high_fraction, recent_freed",
+	err_has(err, "report_days, quarantine, quarantine_max_permille, compact_full, compact_interval, compact_fallback, nocache, pcp_high_fraction, recent_freed, kernel_timeout",
 		"the known keys end with the newest");
+
+	/* kernel_timeout=: how long each write to the kernel may take. */
+	zs_policy_defaults(&p);
+	ok(p.sorter.kernel_timeout == 60, "kernel_timeout 60 s by default (%u)", p.sorter.kernel_timeout);
+	static const struct {
+		const char *word;
+		unsigned want;
+	} ktgood[] = { { "kernel_timeout=1", 1 }, { "kernel_timeout=120", 120 }, { "kernel_timeout=3600", 3600 } };
+
+	for (unsigned i = 0; i < sizeof(ktgood) / sizeof(ktgood[0]); i++) {
+		char *w[] = { (char *)ktgood[i].word };
+
+		ok(!parse(&p, err, 1, w) && p.sorter.kernel_timeout == ktgood[i].want, "%s taken",
+		   ktgood[i].word);
+	}
+	static const char *const ktbad[] = { "kernel_timeout=0", "kernel_timeout=3601",
+					     "kernel_timeout=-5", "kernel_timeout=5s",
+					     "kernel_timeout=1.5", "kernel_timeout=",
+					     "kernel_timeout=99999999999999999999999" };
+
+	for (unsigned i = 0; i < sizeof(ktbad) / sizeof(ktbad[0]); i++) {
+		char *w[] = { (char *)ktbad[i] }, want[ZS_ERRLEN];
+
+		zs_policy_defaults(&p);
+		p.sorter.kernel_timeout = 77;
+		ok(zs_policy_parse(&p, 1, w, err) && p.sorter.kernel_timeout == 77, "'%s' refused, value kept",
+		   ktbad[i]);
+		snprintf(want, sizeof(want), "%s: expected whole seconds from 1 to 3600, how long a sort, compaction or other write to the kernel may take before it is stopped",
+			 ktbad[i]);
+		is_str(err, want, "... naming the value and what is accepted");
+	}
 
 	/* modprobe= names one of the modules that give the interface. */
 	const char *const modules[] = { "no", "zonesort", "zonesort_module" };

@@ -6,15 +6,18 @@
  * (cache_size=), or a per-boot copy of the cache layout written by the
  * test stands for what hwloc would find. */
 #include "config.h"
+#include "child.h"
 #include "errbuf.h"
 #include "policy.h"
 #include "sorter.h"
 #include "tap.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char root[] = "/tmp/zs-unit-XXXXXX";
@@ -143,10 +146,28 @@ static void kernel_backend(void)
 	ok(t.sorted == 2, "sorts again once the lock is free");
 	close(rd);
 
-	/* No reader on the FIFO: O_NONBLOCK turns a hang into an error. */
-	ok(zs_sorter_sort(s, 0, &t, remember, NULL) == -1 && last.outcome == ZS_FAILED,
-	   "an interface that cannot be opened fails the node, without blocking");
-	err_has(last.msg, "nodeid", "the failure names the file");
+	zs_sorter_close(s);
+
+	/* No reader on the FIFO: its open blocks, as a sort that does not end
+	 * would. The write is stopped at kernel_timeout and fails the node. */
+	struct zs_policy p;
+	char err[ZS_ERRLEN], want[PATH_MAX + 96];
+
+	policy_for(&p, "kernel");
+	ok(zs_policy_set(&p, "kernel_timeout=1", err) == 0 && sorter_open(&p, &s, err) == 0,
+	   "kernel_timeout=1");
+	struct zs_tally t2 = { 0 };
+	double t0 = zs_now();
+
+	ok(zs_sorter_sort(s, 0, &t2, remember, NULL) == -1 && last.outcome == ZS_FAILED && last.stopped,
+	   "a sort that does not end fails the node");
+	ok(zs_now() - t0 >= 1.0 && zs_now() - t0 < 3.0, "... stopped after kernel_timeout, 1 s (%.2f s)",
+	   zs_now() - t0);
+	snprintf(want, sizeof(want), "%s/kernel/nodeid: node 0 sort did not end within 1 s (kernel_timeout): stopped",
+		 root);
+	is_str(last.msg, want, "... and says so, naming the file");
+	ok(t2.failed == 1 && t2.stopped == 1 && t2.sorted == 0, "tally: 1 failed, 1 stopped");
+	ok(waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD, "... its writer reaped: no zombie left");
 	zs_sorter_close(s);
 
 	/* A write error (here ENOSPC from /dev/full) is reported with errno. */
@@ -277,6 +298,28 @@ static void compaction_backend(void)
 	if (fp)
 		fclose(fp);
 	zs_sorter_close(s);
+
+	/* A compaction that does not end (a FIFO without a reader, whose
+	 * open blocks) is stopped at kernel_timeout and fails the node. */
+	struct zs_policy p;
+	char err[ZS_ERRLEN], want[PATH_MAX + 96];
+	double t0;
+
+	unlink(f);
+	ok(mkfifo(f, 0600) == 0, "node0/compact: a FIFO without a reader");
+	policy_for(&p, "compact");
+	s = NULL;
+	ok(zs_policy_set(&p, "kernel_timeout=1", err) == 0 && sorter_open(&p, &s, err) == 0,
+	   "sorter=compact kernel_timeout=1");
+	t = (struct zs_tally){ 0 };
+	t0 = zs_now();
+	ok(s && zs_sorter_sort(s, 0, &t, remember, NULL) == -1 && last.outcome == ZS_FAILED && last.stopped &&
+	   t.failed == 1 && t.stopped == 1, "a compaction that does not end fails the node, counted as stopped");
+	ok(zs_now() - t0 >= 1.0 && zs_now() - t0 < 3.0, "... after kernel_timeout, 1 s (%.2f s)", zs_now() - t0);
+	snprintf(want, sizeof(want), "%s: compaction did not end within 1 s (kernel_timeout): stopped", f);
+	is_str(last.msg, want, "... and says so");
+	zs_sorter_close(s);
+	unlink(f);
 
 	s = open_sorter("none");
 	ok(s && zs_sorter_backend(s) == ZS_SORTER_NONE, "sorter=none");
@@ -585,11 +628,11 @@ static void state_directory(void)
 
 static void tally_lines(void)
 {
-	struct zs_tally t = { 3, 2, 1, 0, 0, 0.25, 1, 4, 5, 1, 0 }, u;
+	struct zs_tally t = { 3, 2, 1, 0, 0, 0.25, 1, 4, 5, 1, 0, 0 }, u;
 	char buf[240];
 
 	zs_tally_format(&t, buf, sizeof(buf));
-	is_str(buf, "rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.250000 compacted=1 fallback=4 degraded=5 churn=1 freed=0",
+	is_str(buf, "rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.250000 compacted=1 fallback=4 degraded=5 churn=1 freed=0 stopped=0",
 	       "format");
 	ok(!zs_tally_parse(buf, &u) && u.rounds == 3 && u.sorted == 2 && u.recent == 1 && u.seconds == 0.25 &&
 	   u.compacted == 1 && u.fallback == 4 && u.degraded == 5 && u.churn == 1 && u.freed == 0,
@@ -623,7 +666,20 @@ static void tally_lines(void)
 	ok(!zs_tally_parse("rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.25 compacted=0 fallback=0 degraded=0 churn=1\n", &w) &&
 	   w.sorted == 2 && w.churn == 1 && w.freed == 0, "an older helper's line, without freed=: none of them");
 	ok(!zs_tally_parse("rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.25 compacted=0 fallback=0 degraded=0 churn=0 freed=1\n", &w) &&
-	   w.sorted == 2 && w.freed == 1, "freed= parsed");
+	   w.sorted == 2 && w.freed == 1 && w.stopped == 0, "freed= parsed; a line without stopped= has none");
+
+	/* Writes to the kernel stopped at kernel_timeout: failed, and said. */
+	ok(!zs_tally_parse("rounds=3 sorted=1 recent=0 busy=0 failed=2 seconds=4.5 compacted=0 fallback=0 degraded=0 churn=0 freed=0 stopped=2\n", &w) &&
+	   w.failed == 2 && w.stopped == 2, "stopped= parsed");
+	ok(zs_tally_parse("rounds=3 sorted=1 recent=0 busy=0 failed=2 seconds=4.5 compacted=0 fallback=0 degraded=0 churn=0 freed=0 stopped=2 extra", &w),
+	   "trailing text after stopped= refused");
+	zs_tally_format(&w, buf, sizeof(buf));
+	ok(!zs_tally_parse(buf, &u) && u.stopped == 2 && u.failed == 2, "stopped= round-trips");
+	zs_tally_add(&u, &w);
+	ok(u.stopped == 4 && u.failed == 4, "add counts stopped");
+	zs_tally_describe(&w, buf, sizeof(buf));
+	err_has(buf, "1 sort, 0 skipped (recent), 0 busy, 2 failed (2 stopped after kernel_timeout), 4.500 s",
+		"describe says which failures were stopped at their bound");
 }
 
 /* The module's files (kmod/zonesort_abi.h, interface version 3) of a
@@ -856,6 +912,42 @@ static void full_quarantine(void)
 	read_text("kernel/quarantine/enabled", got, sizeof(got));
 	ok(!strcmp(got, "1\n"), "quarantine=yes written to quarantine/enabled ('%s')", got);
 	zs_sorter_close(s);
+
+	/* A give-back or a compaction that does not end (a FIFO without a
+	 * reader) is stopped at kernel_timeout: the node fails, what it was
+	 * left as unknown. */
+	static const struct {
+		const char *fifo, *before, *after;
+	} hangs[] = {
+		{ "kernel/node0/quarantine_release", "quarantine full, 5.2% colliding: give back: ",
+		  ": did not end within 1 s (kernel_timeout): stopped" },
+		{ "node/node0/compact", "quarantine full, 5.2% colliding: ",
+		  ": compaction did not end within 1 s (kernel_timeout): stopped" },
+	};
+	for (unsigned i = 0; i < sizeof(hangs) / sizeof(hangs[0]); i++) {
+		char want[PATH_MAX + 160];
+
+		full_files("52000");
+		unlink(root_path(hangs[i].fifo));
+		mkfifo(root_path(hangs[i].fifo), 0600);
+		unlink(root_path("state/node0.compacted"));
+		policy_for(&p, "kernel");
+		s = NULL;
+		t = (struct zs_tally){ 0 };
+		if (zs_policy_set(&p, "kernel_timeout=1", NULL) || sorter_open(&p, &s, NULL)) {
+			ok(0, "open with kernel_timeout=1");
+			continue;
+		}
+		zs_sorter_sort(s, 0, &t, remember, NULL);
+		ok(last.outcome == ZS_FAILED && last.stopped && !last.compacted && t.failed == 1 && t.stopped == 1,
+		   "full, %s does not end: the node fails, counted as stopped (%s)", hangs[i].fifo,
+		   zs_outcome_name(last.outcome));
+		snprintf(want, sizeof(want), "%s%s%s", hangs[i].before, root_path(hangs[i].fifo),
+			 hangs[i].after);
+		is_str(last.msg, want, "... and says so");
+		zs_sorter_close(s);
+		unlink(root_path(hangs[i].fifo));
+	}
 	unlink(root_path("kernel/nodeid"));
 	unlink(root_path("kernel/stats"));
 	unlink(root_path("kernel/interface_version"));
