@@ -176,73 +176,113 @@ static void child_main(const char *path, char *const argv[], char *const envp[],
 	_exit(127);
 }
 
-static int spawn(const char *path, char *const argv[], char *const envp[], int out_fd,
-		 struct zs_child *c, char *err)
+/* The descriptors a child is started with. The child waits on go[0] for
+ * the parent's go and reports on report[1] (closed by exec or exit: EOF
+ * means done); 0-2 become devnull; high bounds the descriptors it closes. */
+struct start {
+	int go[2];
+	int report[2];
+	int devnull;
+	int high;
+};
+
+static void start_close(struct start *s)
 {
-	int go[2] = { -1, -1 }, report[2] = { -1, -1 }, devnull, high, e = 0;
-	ssize_t got;
+	close_pair(s->go);
+	close_pair(s->report);
+	if (s->devnull >= 0)
+		close(s->devnull);
+	s->devnull = -1;
+}
+
+/* Forks a child that will wait for the go. Returns 0 in the child, which
+ * runs its own main with s's descriptors and never returns; in the parent
+ * the child's pid, with go[1] and report[0] left open and the rest closed;
+ * -1 with err set and everything closed when it could not. */
+static pid_t start_child(struct start *s, char *err)
+{
 	pid_t pid;
 
-	memset(c, 0, sizeof(*c));
-	c->pid = -1;
-	c->pidfd = -1;
-	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (devnull < 0)
-		return zs_fail(err, "cannot open /dev/null: %s", strerror(errno));
-	if (pipe2(go, O_CLOEXEC) || pipe2(report, O_CLOEXEC)) {
+	s->go[0] = s->go[1] = s->report[0] = s->report[1] = -1;
+	s->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (s->devnull < 0) {
+		zs_fail(err, "cannot open /dev/null: %s", strerror(errno));
+		return -1;
+	}
+	if (pipe2(s->go, O_CLOEXEC) || pipe2(s->report, O_CLOEXEC)) {
 		zs_fail(err, "pipe failed: %s", strerror(errno));
 		goto fail;
 	}
-	go[0] = above_stdio(go[0]);
-	report[1] = above_stdio(report[1]);
-	if (go[0] < 0 || report[1] < 0) {
+	s->go[0] = above_stdio(s->go[0]);
+	s->report[1] = above_stdio(s->report[1]);
+	if (s->go[0] < 0 || s->report[1] < 0) {
 		zs_fail(err, "cannot move a pipe: %s", strerror(errno));
 		goto fail;
 	}
-	high = highest_fd();
+	s->high = highest_fd();
 	pid = fork();
 	if (pid < 0) {
 		zs_fail(err, "fork failed: %s", strerror(errno));
 		goto fail;
 	}
 	if (pid == 0)
-		child_main(path, argv, envp, out_fd, devnull, go[0], report[1], high);
-	close(go[0]);
-	close(report[1]);
-	go[0] = report[1] = -1;
+		return 0;
+	close(s->go[0]);
+	close(s->report[1]);
+	close(s->devnull);
+	s->go[0] = s->report[1] = s->devnull = -1;
+	return pid;
+fail:
+	start_close(s);
+	return -1;
+}
+
+static int spawn(const char *path, char *const argv[], char *const envp[], int out_fd,
+		 struct zs_child *c, char *err)
+{
+	struct start s;
+	int e = 0;
+	ssize_t got;
+	pid_t pid;
+
+	memset(c, 0, sizeof(*c));
+	c->pid = -1;
+	c->pidfd = -1;
+	pid = start_child(&s, err);
+	if (pid < 0)
+		return -1;
+	if (pid == 0)
+		child_main(path, argv, envp, out_fd, s.devnull, s.go[0], s.report[1], s.high);
 	c->pid = pid;
 	/* Our unreaped child, still waiting for the go: the pid is its. */
 	c->pidfd = zs_pidfd_open(pid);
-	if (write(go[1], "g", 1) != 1) {
+	if (write(s.go[1], "g", 1) != 1) {
 		zs_fail(err, "cannot start %s: %s", path, strerror(errno));
 		zs_stop(c, 0, 1000);
 		goto fail;
 	}
-	close(go[1]);
-	go[1] = -1;
+	close(s.go[1]);
+	s.go[1] = -1;
 	/* EOF: exec succeeded and closed the pipe. Bounded: the child does
 	 * nothing that blocks between the go and exec. */
-	struct pollfd p = { .fd = report[0], .events = POLLIN };
+	struct pollfd p = { .fd = s.report[0], .events = POLLIN };
 
 	if (poll(&p, 1, 5000) <= 0) {
 		zs_fail(err, "%s did not start within 5 s", path);
 		zs_stop(c, 0, 1000);
 		goto fail;
 	}
-	got = read(report[0], &e, sizeof(e));
+	got = read(s.report[0], &e, sizeof(e));
 	if (got > 0) {
 		zs_fail(err, "cannot execute %s: %s", path, strerror(e));
 		zs_child_wait(c, 1000);
 		zs_child_release(c);
 		goto fail;
 	}
-	close_pair(report);
-	close(devnull);
+	start_close(&s);
 	return 0;
 fail:
-	close_pair(go);
-	close_pair(report);
-	close(devnull);
+	start_close(&s);
 	c->pid = -1;
 	return -1;
 }
@@ -462,43 +502,24 @@ static int read_result(int fd, double deadline, int *result)
 int zs_call(int (*fn)(void *arg), void *arg, int timeout_ms, int kill_ms, int *result,
 	    char *err)
 {
-	int go[2] = { -1, -1 }, report[2] = { -1, -1 }, devnull, high, got, end;
+	struct start s;
 	struct zs_child c;
+	int got, end;
 	pid_t pid;
 
 	memset(&c, 0, sizeof(c));
 	c.pid = -1;
 	c.pidfd = -1;
 	zs_call_reap_left();
-	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (devnull < 0)
-		return zs_fail(err, "cannot open /dev/null: %s", strerror(errno));
-	if (pipe2(go, O_CLOEXEC) || pipe2(report, O_CLOEXEC)) {
-		zs_fail(err, "pipe failed: %s", strerror(errno));
-		goto fail;
-	}
-	go[0] = above_stdio(go[0]);
-	report[1] = above_stdio(report[1]);
-	if (go[0] < 0 || report[1] < 0) {
-		zs_fail(err, "cannot move a pipe: %s", strerror(errno));
-		goto fail;
-	}
-	high = highest_fd();
-	pid = fork();
-	if (pid < 0) {
-		zs_fail(err, "fork failed: %s", strerror(errno));
-		goto fail;
-	}
+	pid = start_child(&s, err);
+	if (pid < 0)
+		return ZS_CALL_FAILED;
 	if (pid == 0)
-		call_main(fn, arg, devnull, go[0], report[1], high);
-	close(go[0]);
-	close(report[1]);
-	close(devnull);
-	go[0] = report[1] = devnull = -1;
+		call_main(fn, arg, s.devnull, s.go[0], s.report[1], s.high);
 	c.pid = pid;
 	/* Our unreaped child, still waiting for the go: the pid is its. */
 	c.pidfd = zs_pidfd_open(pid);
-	if (write(go[1], "g", 1) != 1) {
+	if (write(s.go[1], "g", 1) != 1) {
 		zs_fail(err, "cannot start the child: %s", strerror(errno));
 		zs_child_signal(&c, SIGKILL);
 		if (zs_child_wait(&c, kill_ms) != 0)
@@ -506,20 +527,20 @@ int zs_call(int (*fn)(void *arg), void *arg, int timeout_ms, int kill_ms, int *r
 		zs_child_release(&c);
 		goto fail;
 	}
-	close(go[1]);
-	go[1] = -1;
-	got = read_result(report[0], zs_now() + timeout_ms / 1000.0, result);
+	close(s.go[1]);
+	s.go[1] = -1;
+	got = read_result(s.report[0], zs_now() + timeout_ms / 1000.0, result);
 	if (got < 0) {
 		zs_child_signal(&c, SIGKILL);
 		end = zs_child_wait(&c, kill_ms) == 0 ? ZS_CALL_STOPPED : ZS_CALL_LEFT;
 		/* It may have returned just as the time ran out. */
-		if (read_result(report[0], 0, result) == 1)
+		if (read_result(s.report[0], 0, result) == 1)
 			got = 1;
 	} else {
 		/* Its result sent, it only has to exit. */
 		end = zs_child_wait(&c, kill_ms) == 0 ? ZS_CALL_DONE : ZS_CALL_LEFT;
 	}
-	close_pair(report);
+	start_close(&s);
 	if (end == ZS_CALL_LEFT)
 		hold_left(&c);
 	zs_child_release(&c);
@@ -533,10 +554,7 @@ int zs_call(int (*fn)(void *arg), void *arg, int timeout_ms, int kill_ms, int *r
 	}
 	return end;
 fail:
-	close_pair(go);
-	close_pair(report);
-	if (devnull >= 0)
-		close(devnull);
+	start_close(&s);
 	return ZS_CALL_FAILED;
 }
 
