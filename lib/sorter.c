@@ -10,6 +10,7 @@
 #include "nodeset.h"
 #include "statedir.h"
 #include "textfile.h"
+#include "vmstat.h"
 #include "zonesort_abi.h"
 
 #include <errno.h>
@@ -483,8 +484,8 @@ long long zs_boottime_ns(void)
 }
 
 /* Stamps: "last" when the node's last sort began, "compacted" when a full
- * quarantine last had it compacted, "free" the node's free memory right
- * after its last sort (free_stamp). */
+ * quarantine last had it compacted, "pgfree" the machine's freed-pages
+ * counter right after its last sort (freed_stamp). */
 static void stamp_name(int node, const char *what, char *buf, size_t len)
 {
 	snprintf(buf, len, "node%d.%s", node, what);
@@ -520,46 +521,44 @@ static void stamp(struct zs_sorter *s, int node, const char *what, long long sta
 	zs_textfile_replace(s->statefd, name, text, strlen(text), 0644, (uid_t)-1, NULL);
 }
 
-/* The node's free memory in bytes (libnuma: its meminfo's MemFree), or -1.
- * Pages on the per-CPU lists are not in it until they reach the free
- * lists: with the kernel's own sizing those can hold hundreds of MiB per
- * CPU, and memory freed into them is not seen here (pcp_high_fraction=auto
- * keeps them small). */
-static long long node_free(int node)
+/* Pages the machine freed since boot, in bytes, or -1 (zs_vm_pages). */
+static long long bytes_freed(void)
 {
-	long long freep = -1;
+	unsigned long long allocated, freed;
+	long page = sysconf(_SC_PAGESIZE);
 
-	if (numa_available() < 0 || numa_node_size64(node, &freep) < 0)
+	if (zs_vm_pages(&allocated, &freed) || page <= 0)
 		return -1;
-	return freep;
+	return (long long)(freed * (unsigned long long)page);
 }
 
-/* "free": "boot <id> <ns> <bytes>", the node's free memory right after
- * the sort whose "last" stamp is <ns>, written after that stamp. One that
- * cannot be written leaves an earlier sort's, which names another <ns>. */
-static void free_stamp(struct zs_sorter *s, int node, long long started_ns)
+/* "pgfree": "boot <id> <ns> <bytes>", the machine's freed-pages counter in
+ * bytes right after the sort whose "last" stamp is <ns>, written after
+ * that stamp. One that cannot be written leaves an earlier sort's, which
+ * names another <ns>. */
+static void freed_stamp(struct zs_sorter *s, int node, long long started_ns)
 {
 	char name[32], text[160], boot[64];
-	long long bytes = node_free(node);
+	long long bytes = bytes_freed();
 
-	stamp_name(node, "free", name, sizeof(name));
+	stamp_name(node, "pgfree", name, sizeof(name));
 	if (bytes < 0 || zs_boot_id(boot, sizeof(boot)))
 		return;
 	snprintf(text, sizeof(text), "boot %s %lld %lld\n", boot, started_ns, bytes);
 	zs_textfile_replace(s->statefd, name, text, strlen(text), 0644, (uid_t)-1, NULL);
 }
 
-/* The free memory free_stamp recorded after the sort that began at
+/* The counter freed_stamp recorded after the sort that began at
  * started_ns (the "last" stamp); -1 when there is none to trust: missing,
  * garbled, from another boot, or of another sort (a "last" stamp written
  * without one, by a sorter that keeps none). */
-static long long free_read(struct zs_sorter *s, int node, long long started_ns)
+static long long freed_read(struct zs_sorter *s, int node, long long started_ns)
 {
 	char name[32], text[160], boot[64], want[64];
 	long long at, bytes;
 	int end = 0;
 
-	stamp_name(node, "free", name, sizeof(name));
+	stamp_name(node, "pgfree", name, sizeof(name));
 	if (state_dir(s, NULL) < 0 || zs_textfile_read(s->statefd, name, text, sizeof(text)) < 0 ||
 	    zs_boot_id(want, sizeof(want)))
 		return -1;
@@ -569,14 +568,14 @@ static long long free_read(struct zs_sorter *s, int node, long long started_ns)
 	return bytes;
 }
 
-enum zs_recent zs_recent_decide(long long age_ns, unsigned min_interval, long long free_then,
-				long long free_now, long long threshold)
+enum zs_recent zs_recent_decide(long long age_ns, unsigned min_interval, long long freed_then,
+				long long freed_now, long long threshold)
 {
 	if (age_ns < 0 || age_ns >= (long long)min_interval * 1000000000LL)
 		return ZS_RECENT_NOT;
-	if (free_then < 0 || free_now < 0 || threshold <= 0)
+	if (freed_then < 0 || freed_now < 0 || threshold <= 0)
 		return ZS_RECENT_SKIP;
-	return free_now - free_then >= threshold ? ZS_RECENT_FREED : ZS_RECENT_SKIP;
+	return freed_now - freed_then >= threshold ? ZS_RECENT_FREED : ZS_RECENT_SKIP;
 }
 
 /*
@@ -584,9 +583,13 @@ enum zs_recent zs_recent_decide(long long age_ns, unsigned min_interval, long lo
  * says why when it is skipped or sorted despite a recent sort. Only the
  * kernel sorter's recent sorts give way to freed memory (recent_freed=sort):
  * compaction does not order the free lists, and it migrates whatever runs,
- * which min_interval keeps rare. The share is of the node's own cache; a
- * node without a known cache size, or without a free figure of its last
- * sort, is skipped as before.
+ * which min_interval keeps rare. Freed is counted, not free memory: a job
+ * that allocated from the sorted lists and exited leaves as much free as
+ * the sort did, its pages in front of the lists in no order. The counter
+ * is the machine's (the kernel keeps none per node), so frees on another
+ * node count too: that errs towards a sort. The share is of the node's own
+ * cache; a node without a known cache size, or without a counter figure of
+ * its last sort, is skipped as before.
  */
 static enum zs_recent recent(struct zs_sorter *s, int node, unsigned min_interval, char *msg,
 			     size_t len)
@@ -604,9 +607,9 @@ static enum zs_recent recent(struct zs_sorter *s, int node, unsigned min_interva
 	if (s->backend == ZS_SORTER_KERNEL && s->opts.recent_freed_sort && !discover(s, err) &&
 	    (mc = zs_memcache_find(s->mc, s->nmc, node)) && mc->size) {
 		threshold = (long long)(mc->size / ZS_CHURN_SHARE);
-		then = free_read(s, node, last);
+		then = freed_read(s, node, last);
 		if (then >= 0)
-			now = node_free(node);
+			now = bytes_freed();
 	}
 	v = zs_recent_decide(age, min_interval, then, now, threshold);
 	if (v == ZS_RECENT_FREED)
@@ -861,10 +864,10 @@ int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *
 			if (done) {
 				/* The start counts: min_interval is the least
 				 * time between the beginnings of two sorts; the
-				 * free memory after the sort is what memory
+				 * freed counter after the sort is what memory
 				 * freed since is measured from. */
 				stamp(s, n, "last", started);
-				free_stamp(s, n, started);
+				freed_stamp(s, n, started);
 				s->last_start_ns = started;
 			}
 			/* Said first: a note of the sort's own follows. */

@@ -147,21 +147,20 @@ struct zs_tally {
 #define ZS_CHURN_SHARE 16
 
 /* Whether a node whose last sort began age_ns ago (-1: none known) is
- * sorted now under min_interval. A node sorted less than min_interval ago
- * is skipped unless its free memory grew by threshold bytes or more since
- * right after that sort (free_then, free_now in bytes): those pages went
- * in front of the sorted lists. A free figure below 0 or a threshold of 0
- * means unknown: the node is skipped, as without free figures. Memory
- * allocated and freed again since the sort leaves the free figure where
- * it was and is not seen here. */
+ * sorted now under min_interval: not recent; recent and skipped; or recent
+ * and sorted all the same because at least threshold bytes were freed
+ * since (freed_then, freed_now: the machine's freed-pages counter in bytes
+ * right after that sort and now; -1, or a threshold of 0, when unknown:
+ * skipped). Every page freed since counts, whether or not it was allocated
+ * again: it went in front of the sorted lists either way. */
 enum zs_recent {
 	ZS_RECENT_NOT,		/* not sorted within min_interval: sort */
 	ZS_RECENT_SKIP,		/* sorted within min_interval: skip */
 	ZS_RECENT_FREED,	/* sorted within min_interval, memory freed since: sort */
 };
 
-enum zs_recent zs_recent_decide(long long age_ns, unsigned min_interval, long long free_then,
-				long long free_now, long long threshold);
+enum zs_recent zs_recent_decide(long long age_ns, unsigned min_interval, long long freed_then,
+				long long freed_now, long long threshold);
 
 struct zs_sorter;
 
@@ -219,8 +218,8 @@ typedef void (*zs_node_report_fn)(void *ctx, const struct zs_node_result *r);
 /* Sorts every target node once, skipping nodes sorted less than
  * min_interval seconds ago, unless (with the kernel sorter and
  * recent_freed=sort) 1/ZS_CHURN_SHARE of the node's cache was freed on it
- * since (zs_recent_decide; the node's free memory right after each sort is
- * kept next to its last-sort stamp). Adds to *tally; calls report (if not
+ * since (zs_recent_decide; the machine's freed-pages counter right after
+ * each sort is kept next to its last-sort stamp). Adds to *tally; calls report (if not
  * NULL) for each node. Never blocks on another writer: if the lock is held the round
  * is counted as busy. Returns 0, or -1 if any node failed. */
 int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *tally,

@@ -17,6 +17,7 @@
 #include "pagemap.h"
 #include "parse.h"
 #include "sorter.h"
+#include "vmstat.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -157,29 +158,6 @@ struct memory_now {
 	long long resident;
 };
 
-static int vm_counters(unsigned long long *allocated, unsigned long long *freed)
-{
-	char name[64];
-	unsigned long long v;
-	FILE *f = fopen("/proc/vmstat", "re");
-	int found = 0;
-
-	if (!f)
-		return -1;
-	*allocated = *freed = 0;
-	while (fscanf(f, "%63s %llu", name, &v) == 2) {
-		if (!strncmp(name, "pgalloc_", 8)) {
-			*allocated += v;
-			found |= 1;
-		} else if (!strcmp(name, "pgfree")) {
-			*freed = v;
-			found |= 2;
-		}
-	}
-	fclose(f);
-	return found == 3 ? 0 : -1;
-}
-
 static int memory_now(pid_t parent, struct memory_now *m, unsigned long long *quiet_pages)
 {
 	char err[ZS_ERRLEN];
@@ -192,7 +170,7 @@ static int memory_now(pid_t parent, struct memory_now *m, unsigned long long *qu
 		*quiet_pages = (unsigned long long)si.totalram * si.mem_unit / 512 /
 			       (unsigned long long)sysconf(_SC_PAGESIZE);
 	}
-	if (vm_counters(&m->allocated, &m->freed))
+	if (zs_vm_pages(&m->allocated, &m->freed))
 		return -1;
 	m->resident = parent > 0 ? zs_tree_resident(parent, getpid(), err) : -1;
 	return 0;
@@ -277,7 +255,7 @@ struct churn_watch {
 /* Starts counting from now: after the step's sort, and after each sort. */
 static void churn_reset(struct churn_watch *c)
 {
-	if (vm_counters(&c->allocated, &c->freed))
+	if (zs_vm_pages(&c->allocated, &c->freed))
 		c->allocated = c->freed = 0;
 	c->front = 0;
 	c->quiet_looks = 0;
@@ -292,7 +270,7 @@ static bool churn_look(struct churn_watch *c, unsigned sorts, bool *quiet)
 	unsigned long long a, f, da, df;
 
 	*quiet = false;
-	if (vm_counters(&a, &f))
+	if (zs_vm_pages(&a, &f))
 		return false;
 	da = a - c->allocated;
 	df = f - c->freed;

@@ -1,29 +1,23 @@
 #!/bin/bash
 # recent_freed=sort: a node sorted less than min_interval ago is sorted all
-# the same once its free memory grew by 1/16 of its cache or more since
-# right after that sort (pages freed after a sort go in front of the sorted
-# lists: a job ending frees its memory there, and the next job's prolog
-# would get it as it is). Without memory freed, job B's prolog within
-# min_interval=60 of job A's sort is skipped as recent. With a process on
-# the host holding 2 GiB while A's prolog sorts and exiting before B, B's
-# prolog sorts and says why, and B's step finds B's own sort recent.
-# recent_freed=skip skips B's prolog either way. The sorts are counted by
-# the stand-in interface (testbed/sortcount.sh: this host has no
+# the same once 1/16 of its cache or more was freed since right after that
+# sort, by the kernel's count of pages freed (pages freed after a sort go in
+# front of the sorted lists: a job ending frees its memory there, and the
+# next job's prolog would get it as it is). Without memory freed, job B's
+# prolog within min_interval=60 of job A's sort is skipped as recent. With a
+# process on the host holding 2 GiB while A's prolog sorts and exiting
+# before B, B's prolog sorts and says why, and B's step finds B's own sort
+# recent. recent_freed=skip skips B's prolog either way. The sorts are
+# counted by the stand-in interface (testbed/sortcount.sh: this host has no
 # memory-side cache).
 #
-# The free memory compared is the host's own, which its other processes
-# move by several MiB a second: 1/16 of the usual 64 MiB stand-in cache
-# (4 MiB) would be crossed by them between two jobs. This test configures
-# a 4 GiB stand-in cache instead (256 MiB freed make a sort due). The
-# freed case frees 2 GiB, not less: the per-CPU page lists, which the free
-# memory figure does not count, held up to 650 MiB per CPU on this host's
-# kernel with its own sizing (pcp_high_fraction=keep, the library default
-# tests keep), and a big free fills them first. After such a free the
-# lists shrink back over seconds, adding to the free memory then, so the
-# case without freed memory runs first. A large process ending elsewhere on
-# the host between two jobs (a QEMU guest) can still move more than 256
-# MiB: each case is tried up to three times, and the attempts that did not
-# count are said.
+# The count compared is the whole host's, whose other processes free
+# several MiB a second: 1/16 of the usual 64 MiB stand-in cache (4 MiB)
+# would be crossed by them between two jobs. This test configures a 16 GiB
+# stand-in cache instead (1 GiB freed makes a sort due) and frees 2 GiB. A
+# busy host (a compiler, a QEMU guest ending) can still free more than 1
+# GiB between two jobs: each case is tried up to three times, and the
+# attempts that did not count are said.
 set -u
 source "$(dirname "$0")/../../testbed/tap.sh"
 source "$(dirname "$0")/../../testbed/env.sh"
@@ -34,7 +28,7 @@ need srun gcc jq
 need_file "$ZS_PLUGIN" "SPANK plugin"
 need_file "$ZS_ZONESORT" "zonesort command"
 
-POLICY="min_period=60 min_interval=60 cache_size=4GiB"
+POLICY="min_period=60 min_interval=60 cache_size=16GiB"
 sortcount_cluster zs-t26 $POLICY recent_freed=sort
 ok "alloc-touch builds" build_alloc "$work"
 log=$(cluster_slurmd_log "$ZS_NODE")
@@ -69,7 +63,7 @@ b_line() { grep -E "zonesort: job $B: node 0 " "$log" | head -1; }
 for try in 1 2 3; do
 	two_jobs kept
 	[ "$SORTS" = 1 ] && break
-	diag "attempt $try: $SORTS sorts without memory freed on purpose (another process on this host freed more than 256 MiB meanwhile?): $(b_line)"
+	diag "attempt $try: $SORTS sorts without memory freed on purpose (another process on this host freed more than 1 GiB meanwhile?): $(b_line)"
 done
 is "$SORTS" 1 "nothing freed between A's sort and B's prolog: one sort, A's"
 summaries_like "$B" prolog 'zonesort=on, 0 sorts, 1 skipped \(recent\), 0 busy, 0 failed' "B's prolog summary: skipped as recent"
@@ -82,14 +76,14 @@ for try in 1 2 3; do
 	diag "attempt $try: $SORTS sort(s) for 2 GiB freed (another process on this host allocated meanwhile?): $(b_line)"
 done
 is "$SORTS" 2 "2 GiB freed between A's prolog sort and B's, within min_interval: both prologs sort"
-like "$(b_line)" "node 0 sorted: [0-9]+ MiB freed since the sort [0-9.]+ s ago, at least 1/16 of the cache \(256 MiB\): sorted within min_interval \(60 s\)" \
+like "$(b_line)" "node 0 sorted: [0-9]+ MiB freed since the sort [0-9.]+ s ago, at least 1/16 of the cache \(1024 MiB\): sorted within min_interval \(60 s\)" \
 	"B's prolog logs how much was freed since the recent sort, and against what"
 freed=$(b_line | sed -nE 's/.*sorted: ([0-9]+) MiB freed.*/\1/p')
-num_ok "... at least the 1/16 of the cache (${freed:-none} MiB)" "${freed:-0} >= 256"
+num_ok "... at least the 1/16 of the cache (${freed:-none} MiB)" "${freed:-0} >= 1024"
 summaries_like "$B" prolog 'zonesort=on, 1 sort \(1 despite a recent sort: memory freed since\), 0 skipped \(recent\), 0 busy, 0 failed, [0-9.]+ s, backend kernel' \
 	"B's prolog summary counts the sort despite a recent one"
 summaries_like "$B" 'step 0' 'zonesort=on, 0 sorts, 1 skipped \(recent\)' \
-	"B's step finds B's own sort recent: the free memory is measured from the last sort"
+	"B's step finds B's own sort recent: the freed pages are counted from the last sort"
 summaries_like "$A" prolog 'zonesort=on, 1 sort, 0 skipped \(recent\)' "A's prolog sorted a node nobody had sorted"
 report=$(cluster_on_node "$ZS_NODE" "$ZS_ZONESORT" report --job "$B" statedir="$SC_STATE")
 like "$report" "prolog +on $ZS_NODE: zonesort=on, 1 sort \(1 despite a recent sort: memory freed since\)" \

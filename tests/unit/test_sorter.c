@@ -18,6 +18,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static char root[] = "/tmp/zs-unit-XXXXXX";
@@ -386,11 +387,11 @@ static void recent_rule(void)
 	ok(zs_recent_decide(9 * sec, 10, 100 * mib, 104 * mib - 1, 4 * mib) == ZS_RECENT_SKIP,
 	   "... a byte less: skip");
 	ok(zs_recent_decide(9 * sec, 10, 100 * mib, 50 * mib, 4 * mib) == ZS_RECENT_SKIP,
-	   "... less free than after the sort: skip");
+	   "... a counter below the sort's: skip");
 	ok(zs_recent_decide(9 * sec, 10, -1, 200 * mib, 4 * mib) == ZS_RECENT_SKIP,
-	   "no free figure of the sort: skip, as without one");
+	   "no counter figure of the sort: skip, as without one");
 	ok(zs_recent_decide(9 * sec, 10, 100 * mib, -1, 4 * mib) == ZS_RECENT_SKIP,
-	   "free memory now unknown: skip");
+	   "counter now unknown: skip");
 	ok(zs_recent_decide(9 * sec, 10, 0, 200 * mib, 0) == ZS_RECENT_SKIP,
 	   "no cache size known (threshold 0): skip");
 }
@@ -407,9 +408,9 @@ static long long last_stamp(void)
 
 /*
  * A node sorted less than min_interval ago is sorted all the same when
- * 1/16 of its cache (64 MiB here: 4 MiB) was freed on it since: its free
- * memory now against the figure kept right after the sort. The host's
- * free memory moves on its own, so the kept figure is rewritten to put
+ * 1/16 of its cache (64 MiB here: 4 MiB) was freed since: the machine's
+ * freed-pages counter now against the figure kept right after the sort.
+ * The host frees pages all the time, so the kept figure is rewritten to put
  * "now" far on either side of the threshold.
  */
 static void freed_since(void)
@@ -431,7 +432,7 @@ static void freed_since(void)
 	mkfifo(fifo, 0600);
 	rd = open(fifo, O_RDONLY | O_NONBLOCK);
 	unlink(root_path("state/node0.last"));
-	unlink(root_path("state/node0.free"));
+	unlink(root_path("state/node0.pgfree"));
 	policy_for(&p, "kernel");
 	zs_policy_set(&p, "recent_freed=sort", NULL);
 	if (sorter_open(&p, &s, err)) {
@@ -440,24 +441,24 @@ static void freed_since(void)
 	}
 	zs_sorter_sort(s, 0, &t, remember, NULL);
 	started = last_stamp();
-	read_text("state/node0.free", text, sizeof(text));
+	read_text("state/node0.pgfree", text, sizeof(text));
 	ok(last.outcome == ZS_SORTED && started > 0 &&
 	   sscanf(text, "boot %63s %lld %lld", b2, &at, &bytes) == 3 && !strcmp(b2, boot) &&
 	   at == started && bytes > 0,
-	   "a sort keeps the node's free memory after it, with the boot and the sort's start ('%.*s')",
+	   "a sort keeps the freed-pages counter after it, with the boot and the sort's start ('%.*s')",
 	   (int)strcspn(text, "\n"), text);
 
-	/* 1 TiB more free after the sort than now: nothing freed since. */
+	/* A counter 1 TiB beyond today's: nothing freed since. */
 	snprintf(text, sizeof(text), "boot %s %lld %lld\n", boot, started, bytes + (1LL << 40));
-	write_text("state/node0.free", text);
+	write_text("state/node0.pgfree", text);
 	zs_sorter_sort(s, 3600, &t, remember, NULL);
 	ok(last.outcome == ZS_RECENT && !last.freed && t.recent == 1 && t.sorted == 1 && t.freed == 0,
 	   "nothing freed since a recent sort: skipped (%s)", zs_outcome_name(last.outcome));
 	err_has(last.msg, "less than 3600 s", "... as recent");
 
-	/* Nothing free after the sort: all of it was freed since. */
+	/* A counter of 0 after the sort: all frees since boot came after it. */
 	snprintf(text, sizeof(text), "boot %s %lld 0\n", boot, started);
-	write_text("state/node0.free", text);
+	write_text("state/node0.pgfree", text);
 	zs_sorter_sort(s, 3600, &t, remember, NULL);
 	ok(last.outcome == ZS_SORTED && last.freed && t.sorted == 2 && t.freed == 1 && t.recent == 1,
 	   "1/16 of the cache freed since a recent sort: sorted, counted as such (%s)",
@@ -467,39 +468,57 @@ static void freed_since(void)
 	err_has(last.msg, "at least 1/16 of the cache (4 MiB): sorted within min_interval (3600 s)",
 		"... against what, and that min_interval was not waited for");
 	started = last_stamp();
-	read_text("state/node0.free", text, sizeof(text));
+	read_text("state/node0.pgfree", text, sizeof(text));
 	ok(sscanf(text, "boot %63s %lld %lld", b2, &at, &bytes) == 3 && at == started && bytes > 0,
 	   "... and the figure is renewed with the sort, measured from it next time");
+
+	/* Memory allocated and freed again since the sort (a job that ran and
+	 * exited) leaves free memory where it was, but its pages now lie in
+	 * front of the sorted lists: it counts. 64 MiB touched and unmapped. */
+	unsigned t_sorted = t.sorted, t_freed = t.freed;
+	size_t churn = 64u << 20;
+	char *mem = mmap(NULL, churn, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (mem != MAP_FAILED) {
+		memset(mem, 1, churn);
+		munmap(mem, churn);
+	}
+	zs_sorter_sort(s, 3600, &t, remember, NULL);
+	ok(mem != MAP_FAILED && last.outcome == ZS_SORTED && last.freed && t.sorted == t_sorted + 1 &&
+	   t.freed == t_freed + 1,
+	   "64 MiB allocated and freed again since a recent sort: sorted (%s, '%s')",
+	   zs_outcome_name(last.outcome), last.msg);
+	started = last_stamp();
 
 	/* Figures that cannot be trusted count as none: skipped as before. */
 	static const char *const bad[] = { "", " 0 1", " -4", " x" };
 
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(text, sizeof(text), "boot %s %lld%s\n", boot, started, bad[i]);
-		write_text("state/node0.free", text);
+		write_text("state/node0.pgfree", text);
 		zs_sorter_sort(s, 3600, &t, remember, NULL);
 		text[strcspn(text, "\n")] = '\0';
 		ok(last.outcome == ZS_RECENT, "a garbled figure ('%s'): skipped as recent (%s)", text,
 		   zs_outcome_name(last.outcome));
 	}
 	snprintf(text, sizeof(text), "boot %s %lld 0\n", boot, started - 1);
-	write_text("state/node0.free", text);
+	write_text("state/node0.pgfree", text);
 	zs_sorter_sort(s, 3600, &t, remember, NULL);
 	ok(last.outcome == ZS_RECENT, "a figure of another sort: skipped as recent (%s)",
 	   zs_outcome_name(last.outcome));
 	snprintf(text, sizeof(text), "boot 00000000-0000-0000-0000-000000000000 %lld 0\n", started);
-	write_text("state/node0.free", text);
+	write_text("state/node0.pgfree", text);
 	zs_sorter_sort(s, 3600, &t, remember, NULL);
 	ok(last.outcome == ZS_RECENT, "a figure of another boot: skipped as recent (%s)",
 	   zs_outcome_name(last.outcome));
-	unlink(root_path("state/node0.free"));
+	unlink(root_path("state/node0.pgfree"));
 	zs_sorter_sort(s, 3600, &t, remember, NULL);
 	ok(last.outcome == ZS_RECENT, "no figure: skipped as recent (%s)", zs_outcome_name(last.outcome));
 	zs_sorter_close(s);
 
 	/* recent_freed=skip: min_interval alone. */
 	snprintf(text, sizeof(text), "boot %s %lld 0\n", boot, started);
-	write_text("state/node0.free", text);
+	write_text("state/node0.pgfree", text);
 	policy_for(&p, "kernel");
 	zs_policy_set(&p, "recent_freed=skip", NULL);
 	s = NULL;
@@ -522,14 +541,14 @@ static void freed_since(void)
 		zs_sorter_sort(s, 0, &t, remember, NULL);
 		started = last_stamp();
 		snprintf(text, sizeof(text), "boot %s %lld 0\n", boot, started);
-		write_text("state/node0.free", text);
+		write_text("state/node0.pgfree", text);
 		zs_sorter_sort(s, 3600, &t, remember, NULL);
 		ok(last.outcome == ZS_RECENT, "sorter=compact: a recent compaction is not repeated for freed memory (%s)",
 		   zs_outcome_name(last.outcome));
 		zs_sorter_close(s);
 	}
 	unlink(root_path("state/node0.last"));
-	unlink(root_path("state/node0.free"));
+	unlink(root_path("state/node0.pgfree"));
 }
 
 /* A state directory owned by another user is refused: giving it away
