@@ -5,11 +5,11 @@
 # allocations come within a point of what any order of the free lists
 # allows (an independent bound), bad input is refused, the interval timer
 # works, and the module unloads, reloads and sorts again (the stress
-# of everything at once is 54-torture.t). See vm-main.sh.
+# of everything at once is 54-torture.t). See testbed/kmod-main.sh.
 . "$(dirname "$0")/../../testbed/tap.sh"
 . "$(dirname "$0")/../../testbed/env.sh"
 . "$(dirname "$0")/../../testbed/vm.sh"
-. "$(dirname "$0")/vm-main.sh"
+. "$(dirname "$0")/../../testbed/kmod-main.sh"
 
 km_main_test 7
 done_testing

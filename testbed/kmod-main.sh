@@ -1,4 +1,4 @@
-# The main QEMU test for one kernel series, shared by 20-vm-6.1.t,
+# The main QEMU test for one kernel series, shared by tests/kmod/20-vm-6.1.t,
 # 21-vm-6.12.t and 22-vm-7.t: builds the module, boots the guest (1 GiB,
 # a 256 MiB direct-mapped memory-side cache in HMAT), runs guest-main.sh
 # there and asserts on its markers. Source after tap.sh, env.sh and vm.sh;
@@ -59,7 +59,7 @@ km_main_test() {
 	initrd=$KM_WORK/main-$kver.cpio.gz
 	log=$KM_WORK/main-$kver.log
 	ok "initramfs with module, zstest, zsbound and zonesort packed" km_initramfs "$initrd" "$kver" "$ko" \
-		"$ZS_SRCDIR/tests/kmod/guest-main.sh" || return
+		"$ZS_SRCDIR/testbed/guest-main.sh" || return
 	local t0=$SECONDS
 	KM_APPEND="ZS_STRESS_S=$stress ${ZS_KMOD_ROUNDS:+ZS_ROUNDS=$ZS_KMOD_ROUNDS}" \
 		km_boot "$root" "$kver" "$initrd" "$log" 1G:256M 2 900
