@@ -296,12 +296,13 @@ if [ -r /sys/kernel/debug/page_owner ]; then
 	# first three are shown. Left out: KASAN's shadow of the module's
 	# vmalloc'd buffers (kasan_populate_vmalloc), which the kernel frees
 	# when it purges the freed areas, lazily, not when the module frees
-	# them; and slab pages (allocate_slab): a slab page is shared by
-	# every object of its cache and stays when the module's objects in
-	# it are freed (kmemleak below judges objects).
+	# them; and slab pages (allocate_slab, or new_slab where the kernel
+	# inlines allocate_slab into it, as 6.12 does): a slab page is
+	# shared by every object of its cache and stays when the module's
+	# objects in it are freed (kmemleak below judges objects).
 	step page_owner 900 sh -c "cat /sys/kernel/debug/page_owner > /tmp/page_owner"
 	awk -v base=$MOD_BASE -v size=$MOD_SIZE 'BEGIN { RS = ""; lo = ("0x" substr(base, 3)) + 0; hi = lo + size }
-		/kasan_populate_vmalloc|allocate_slab/ { next }
+		/kasan_populate_vmalloc|allocate_slab|new_slab/ { next }
 		{ ours = /\[zonesort\]/; rest = $0
 		  while (!ours && match(rest, /0x[0-9a-f]+/)) { a = substr(rest, RSTART, RLENGTH) + 0; ours = a >= lo && a < hi; rest = substr(rest, RSTART + RLENGTH) } }
 		ours { n++; p = 1; if (match($0, /order [0-9]+/)) for (o = substr($0, RSTART + 6, RLENGTH - 6); o > 0; o--) p *= 2; pages += p
