@@ -426,7 +426,7 @@ km_measurement() {
 	diag "$(printf '%-12s %-28s measured %s, bound %s, random %s, lists predict %s, huge %s' "$v" "$what:" \
 		"$(km_get "$log" "${v}_conflict")" "$(km_get "$log" "${v}_bound")" "$(km_get "$log" "${v}_random")" \
 		"$(km_get "$log" "${v}_predicted")" "$(km_get "$log" "${v}_huge")")"
-	num_ok "$v: free-list dump agrees with /proc/pagetypeinfo ($(km_get "$log" "${v}_pti_diff") of $(km_get "$log" "${v}_pti_blocks") blocks differ)" \
+	num_ok "$v: free-list dump agrees with /proc/pagetypeinfo ($(km_get "$log" "${v}_pti_diff") of $(km_get "$log" "${v}_pti_blocks") blocks differ, dump try $(km_get "$log" "${v}_dump_tries") of 5)" \
 		"$(km_get "$log" "${v}_pti_diff") + 0 <= 0.01 * $(km_get "$log" "${v}_pti_blocks") + 8 && $(km_get "$log" "${v}_pti_blocks") + 0 > 0"
 	num_ok "$v: every dumped free block is a buddy in /proc/kpageflags ($(km_get "$log" "${v}_buddy_missing") of $(km_get "$log" "${v}_blocks") not)" \
 		"$(km_get "$log" "${v}_buddy_missing") + 0 <= 0.01 * $(km_get "$log" "${v}_blocks") + 8"

@@ -23,7 +23,9 @@
  *       right before the allocation, copy the module's free-list dump,
  *       /proc/pagetypeinfo and /proc/kpageflags into memory touched
  *       beforehand (so that copying them takes no page from the lists),
- *       and write them to DIR afterwards, with the pfns the allocation got.
+ *       and write them to DIR afterwards, with the pfns the allocation got;
+ *       the dump is taken again (at most 5 times, dump_tries=N printed)
+ *       while /proc/pagetypeinfo changes right after it.
  *       --conflicts: then read FILE too (the module's node0/
  *       conflicts_half_ppm) and print its estimate (est_half_ppm).
  *       --cpu: run on that CPU (its per-CPU lists serve the allocation).
@@ -186,6 +188,14 @@ static size_t slurp(int fd, const char *what, char *buf, size_t cap)
 	return len;
 }
 
+/* The whole of a seq_file again, from its start. */
+static size_t reread(int fd, const char *what, char *buf, size_t cap)
+{
+	if (lseek(fd, 0, SEEK_SET) != 0)
+		die(what);
+	return slurp(fd, what, buf, cap);
+}
+
 static void spill(const char *dir, const char *name, const void *buf, size_t len)
 {
 	char path[4096];
@@ -223,14 +233,14 @@ struct measure_opts {
 
 static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const struct measure_opts *o)
 {
-	enum { DUMP_CAP = 16 << 20, PTI_CAP = 1 << 20, EST_CAP = 1 << 16 };
+	enum { DUMP_CAP = 16 << 20, PTI_CAP = 1 << 20, EST_CAP = 1 << 16, DUMP_TRIES = 5 };
 	size_t npages = bytes / page_size, conflicted = 0, distinct = 0, huge = 0;
 	uint32_t *count = malloc(slots * sizeof(*count));
 	uint64_t *pm = malloc(npages * sizeof(*pm)), kpf_len = 0;
-	char *dump = NULL, *pti = NULL, *kpf = NULL, est[EST_CAP], *half;
+	char *dump = NULL, *pti = NULL, *pti_again = NULL, *kpf = NULL, est[EST_CAP], *half;
 	size_t dump_len = 0, pti_len = 0;
 	int fd = open("/proc/self/pagemap", O_RDONLY), cpu = -1, dump_fd = -1, pti_fd = -1, kpf_fd = -1;
-	int est_fd = -1;
+	int est_fd = -1, dump_tries = 0;
 	long est_ppm = -1;
 	char *p;
 
@@ -253,13 +263,15 @@ static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const struct
 		kpf_len = end_pfn() * 8;
 		dump = malloc(DUMP_CAP);
 		pti = malloc(PTI_CAP);
+		pti_again = malloc(PTI_CAP);
 		kpf = malloc(kpf_len);
-		if (!dump || !pti || !kpf)
+		if (!dump || !pti || !pti_again || !kpf)
 			die("malloc");
 		/* not memset(0): the compiler may turn malloc + memset(0)
 		 * into calloc, which leaves fresh pages untouched */
 		touch(dump, DUMP_CAP);
 		touch(pti, PTI_CAP);
+		touch(pti_again, PTI_CAP);
 		touch(kpf, kpf_len);
 	}
 	p = map(npages * page_size, o->thp);
@@ -275,14 +287,33 @@ static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const struct
 	 * the free lists after the dump and before the allocation. */
 	if (o->dumpdir) {
 		ssize_t got;
+		size_t again_len;
 
-		dump_fd = open("/sys/kernel/debug/zonesort/freelists", O_RDONLY);
 		pti_fd = open("/proc/pagetypeinfo", O_RDONLY);
 		kpf_fd = open("/proc/kpageflags", O_RDONLY);
-		if (dump_fd < 0 || pti_fd < 0 || kpf_fd < 0)
-			die("open of the free-list dump, pagetypeinfo or kpageflags");
+		if (pti_fd < 0 || kpf_fd < 0)
+			die("open of pagetypeinfo or kpageflags");
+		/* The dump is the lists at its open(), pagetypeinfo is read
+		 * right after it: an allocation or free in between (by
+		 * kcompactd, khugepaged, a timer) makes the two disagree for
+		 * reasons that are not the dump's. Such work comes in bursts,
+		 * so pagetypeinfo is read a second time: while it changed
+		 * between the two reads, the dump is taken again, at most
+		 * DUMP_TRIES times. (The dump's own open allocates, so a
+		 * read before it is no measure of quiet.) */
+		reread(pti_fd, "pagetypeinfo", pti, PTI_CAP); /* its buffer, now */
+		for (dump_tries = 1;; dump_tries++) {
+			dump_fd = open("/sys/kernel/debug/zonesort/freelists", O_RDONLY);
+			if (dump_fd < 0)
+				die("open of the free-list dump");
+			pti_len = reread(pti_fd, "pagetypeinfo", pti, PTI_CAP);
+			again_len = reread(pti_fd, "pagetypeinfo", pti_again, PTI_CAP);
+			if ((again_len == pti_len && !memcmp(pti_again, pti, pti_len)) ||
+			    dump_tries == DUMP_TRIES)
+				break;
+			close(dump_fd);
+		}
 		dump_len = slurp(dump_fd, "freelists", dump, DUMP_CAP);
-		pti_len = slurp(pti_fd, "pagetypeinfo", pti, PTI_CAP);
 		if ((got = pread(kpf_fd, kpf, kpf_len, 0)) <= 0)
 			die("/proc/kpageflags");
 		kpf_len = (uint64_t)got;
@@ -344,6 +375,8 @@ static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const struct
 	       (double)conflicted / npages, npages, distinct, (double)huge / npages, cpu);
 	if (est_ppm >= 0)
 		printf(" est_half_ppm=%ld", est_ppm);
+	if (dump_tries)
+		printf(" dump_tries=%d", dump_tries);
 	printf("\n");
 	return 0;
 }
