@@ -491,34 +491,54 @@ static void stamp_name(int node, const char *what, char *buf, size_t len)
 	snprintf(buf, len, "node%d.%s", node, what);
 }
 
-/* A stamp "boot <id> <ns>" in CLOCK_BOOTTIME nanoseconds; -1 when there is
- * none to trust: missing, garbled, from another boot (a state directory on
- * disk) or from the future (it would hold sorting off for as long). */
-static long long stamp_read(struct zs_sorter *s, int node, const char *what)
+/* A stamp file holds "boot <id>" and n numbers (n is 1 or 2). Reads them
+ * into v; -1 when there is none to trust: missing, garbled or from another
+ * boot (a state directory on disk). */
+static int stamp_fields(struct zs_sorter *s, int node, const char *what, long long v[2], int n)
 {
 	char name[32], text[160], boot[64], want[64];
-	long long v;
-	int end = 0;
+	int end = 0, got;
 
 	stamp_name(node, what, name, sizeof(name));
 	if (state_dir(s, NULL) < 0 || zs_textfile_read(s->statefd, name, text, sizeof(text)) < 0 ||
 	    zs_boot_id(want, sizeof(want)))
 		return -1;
-	if (sscanf(text, "boot %63s %lld%n", boot, &v, &end) != 2 || (text[end] && text[end] != '\n') ||
-	    strcmp(boot, want) || v < 0 || v > zs_boottime_ns())
+	got = n == 1 ? sscanf(text, "boot %63s %lld%n", boot, &v[0], &end)
+		     : sscanf(text, "boot %63s %lld %lld%n", boot, &v[0], &v[1], &end);
+	if (got != n + 1 || (text[end] && text[end] != '\n') || strcmp(boot, want))
 		return -1;
-	return v;
+	return 0;
 }
 
-static void stamp(struct zs_sorter *s, int node, const char *what, long long started_ns)
+static void stamp_write(struct zs_sorter *s, int node, const char *what, const long long *v, int n)
 {
 	char name[32], text[160], boot[64];
 
 	stamp_name(node, what, name, sizeof(name));
 	if (zs_boot_id(boot, sizeof(boot)))
 		return;
-	snprintf(text, sizeof(text), "boot %s %lld\n", boot, started_ns);
+	if (n == 1)
+		snprintf(text, sizeof(text), "boot %s %lld\n", boot, v[0]);
+	else
+		snprintf(text, sizeof(text), "boot %s %lld %lld\n", boot, v[0], v[1]);
 	zs_textfile_replace(s->statefd, name, text, strlen(text), 0644, (uid_t)-1, NULL);
+}
+
+/* A time stamp "boot <id> <ns>" in CLOCK_BOOTTIME nanoseconds; -1 when
+ * there is none to trust (stamp_fields) or it lies in the future (it
+ * would hold sorting off for as long). */
+static long long stamp_read(struct zs_sorter *s, int node, const char *what)
+{
+	long long v[2];
+
+	if (stamp_fields(s, node, what, v, 1) || v[0] < 0 || v[0] > zs_boottime_ns())
+		return -1;
+	return v[0];
+}
+
+static void stamp(struct zs_sorter *s, int node, const char *what, long long started_ns)
+{
+	stamp_write(s, node, what, &started_ns, 1);
 }
 
 /* Pages the machine freed since boot, in bytes, or -1 (zs_vm_pages). */
@@ -538,14 +558,10 @@ static long long bytes_freed(void)
  * names another <ns>. */
 static void freed_stamp(struct zs_sorter *s, int node, long long started_ns)
 {
-	char name[32], text[160], boot[64];
-	long long bytes = bytes_freed();
+	long long v[2] = { started_ns, bytes_freed() };
 
-	stamp_name(node, "pgfree", name, sizeof(name));
-	if (bytes < 0 || zs_boot_id(boot, sizeof(boot)))
-		return;
-	snprintf(text, sizeof(text), "boot %s %lld %lld\n", boot, started_ns, bytes);
-	zs_textfile_replace(s->statefd, name, text, strlen(text), 0644, (uid_t)-1, NULL);
+	if (v[1] >= 0)
+		stamp_write(s, node, "pgfree", v, 2);
 }
 
 /* The counter freed_stamp recorded after the sort that began at
@@ -554,18 +570,11 @@ static void freed_stamp(struct zs_sorter *s, int node, long long started_ns)
  * without one, by a sorter that keeps none). */
 static long long freed_read(struct zs_sorter *s, int node, long long started_ns)
 {
-	char name[32], text[160], boot[64], want[64];
-	long long at, bytes;
-	int end = 0;
+	long long v[2];
 
-	stamp_name(node, "pgfree", name, sizeof(name));
-	if (state_dir(s, NULL) < 0 || zs_textfile_read(s->statefd, name, text, sizeof(text)) < 0 ||
-	    zs_boot_id(want, sizeof(want)))
+	if (stamp_fields(s, node, "pgfree", v, 2) || v[0] != started_ns || v[1] < 0)
 		return -1;
-	if (sscanf(text, "boot %63s %lld %lld%n", boot, &at, &bytes, &end) != 3 ||
-	    (text[end] && text[end] != '\n') || strcmp(boot, want) || at != started_ns || bytes < 0)
-		return -1;
-	return bytes;
+	return v[1];
 }
 
 enum zs_recent zs_recent_decide(long long age_ns, unsigned min_interval, long long freed_then,
