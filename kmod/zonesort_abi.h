@@ -71,6 +71,9 @@
 #define ZS_PARAM_Q_MAX_PERMILLE "quarantine_max_permille"
 #define ZS_MAX_PERMILLE 1000
 #define ZS_DEFAULT_Q_MAX_PERMILLE 500
+/* pile or spread: the order of pages beyond the cache's capacity, from the
+ * next sort on */
+#define ZS_PARAM_OVERFLOW "overflow"
 
 /*
  * A write to ZS_FILE_NODEID fails with: EINVAL not a node id, or the node

@@ -46,7 +46,13 @@ void zsp_init(struct zsp_state *s, const struct zsp_geom *g, void *mem)
 	s->cur = (uint32_t *)p;
 	p += g->nslots * sizeof(uint32_t);
 	s->start = (uint32_t *)p;
+	s->overflow = ZSP_PILE;
 	zsp_reset(s);
+}
+
+void zsp_set_overflow(struct zsp_state *s, enum zsp_overflow overflow)
+{
+	s->overflow = overflow;
 }
 
 void zsp_reset(struct zsp_state *s)
@@ -116,22 +122,33 @@ static uint64_t saturate(uint64_t v, unsigned int bits)
 	return v < max ? v : max;
 }
 
+/* Pages beyond capacity in a slot holding x pages. */
+static uint64_t beyond(uint64_t x, uint64_t cap)
+{
+	return x > cap ? x - cap : 0;
+}
+
 /* Key of group gi, each of whose slots is to receive pp more pages: the
  * conflicting pages that adds, then the load already there; after
  * zsp_mark_sequence, first the conflicting pages it adds to the marked
- * sequence. Lower is better; the fields saturate. */
+ * sequence. ZSP_SPREAD counts the pages beyond capacity after the block
+ * instead of the conflicting pages it adds: 0 while the slots have room
+ * (the same choice as ZSP_PILE), then the least-loaded slots first.
+ * Lower is better; the fields saturate. */
 static uint64_t group_key(const struct zsp_state *s, const struct zsp_groups *gr, uint64_t gi)
 {
 	uint64_t cost = 0, tcost = 0, load = 0, sl = group_first(gr, gi), i, cap = s->g.cap;
+	bool spread = s->overflow == ZSP_SPREAD;
 
 	for (i = 0; i < gr->span; i++) {
 		uint64_t l = s->load[sl];
 
-		cost += conflicting(l + gr->pp, cap) - conflicting(l, cap);
+		cost += spread ? beyond(l + gr->pp, cap) : conflicting(l + gr->pp, cap) - conflicting(l, cap);
 		load += l;
 		if (s->marked) {
 			l = s->tload[sl];
-			tcost += conflicting(l + gr->pp, cap) - conflicting(l, cap);
+			tcost += spread ? beyond(l + gr->pp, cap) :
+					  conflicting(l + gr->pp, cap) - conflicting(l, cap);
 		}
 		if (++sl == s->g.nslots)
 			sl = 0;

@@ -33,8 +33,17 @@
  * fewest conflicting pages given the load so far, among those the block
  * whose slots carry the least load, so slots are used least-used first.
  * Once every slot within reach holds `ways` pages, further pages must
- * conflict; the cost then sends them to slots that already conflict (one
- * more conflicting page each) rather than to full ones (ways + 1 more).
+ * conflict. What happens to them is the overflow order (zsp_set_overflow):
+ *  - ZSP_PILE (the default): the cost sends them to slots that already
+ *    conflict (one more conflicting page each) rather than to full ones
+ *    (ways + 1 more), so that an allocation larger than the cache keeps
+ *    as many pages alone in their slot as it can;
+ *  - ZSP_SPREAD: the pages beyond capacity counted first, so they go to
+ *    the least-loaded slots, a second lap over all slots, then a third.
+ *    A start-up that takes some of them and frees a random half back then
+ *    leaves no pile of same-slot pages at the heads of the lists for the
+ *    next allocation; an allocation larger than the cache keeps fewer
+ *    pages alone (about as many as on unsorted lists).
  * From the huge-page order on, the cost counted first is the one against
  * the load of the huge-page sequence alone (what a huge-page fault sees),
  * then the one against the whole load (what a base-page allocation that
@@ -124,8 +133,11 @@ static inline uint64_t zsp_slot(const struct zsp_geom *g, uint64_t pfn)
 	return zsp_color_slot(g, zsp_mod(g, pfn));
 }
 
+enum zsp_overflow { ZSP_PILE, ZSP_SPREAD };
+
 struct zsp_state {
 	struct zsp_geom g;
+	enum zsp_overflow overflow;	/* zsp_set_overflow; ZSP_PILE after zsp_init */
 	uint32_t *load;		/* pages per slot handed out before */
 	uint32_t *tload;	/* the same since zsp_mark_sequence */
 	bool marked;		/* zsp_mark_sequence was called since the reset */
@@ -141,6 +153,9 @@ static inline size_t zsp_state_bytes(const struct zsp_geom *g)
 
 /* Starts with zero load. mem: zsp_state_bytes(g), 8-aligned. */
 void zsp_init(struct zsp_state *s, const struct zsp_geom *g, void *mem);
+
+/* The overflow order of the lists ordered next (see the top of this file). */
+void zsp_set_overflow(struct zsp_state *s, enum zsp_overflow overflow);
 
 /* Forgets all load: the lists ordered next start a new sequence. */
 void zsp_reset(struct zsp_state *s);

@@ -23,6 +23,7 @@
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/nodemask.h>
 #include <linux/percpu.h>
@@ -49,6 +50,38 @@
 #define ZS_GFP (GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN)
 
 static DEFINE_MUTEX(zs_mutex);	/* the scratch tables: one sort or read at a time */
+
+/* The order of the pages beyond the cache's capacity (zonesort_policy.h):
+ * read once when a sort begins. */
+static int zs_overflow = ZSP_PILE;
+static const char *const zs_overflow_names[] = { [ZSP_PILE] = "pile", [ZSP_SPREAD] = "spread" };
+
+static int zs_set_overflow(const char *val, const struct kernel_param *kp)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(zs_overflow_names); i++)
+		if (sysfs_streq(val, zs_overflow_names[i])) {
+			WRITE_ONCE(zs_overflow, i);
+			return 0;
+		}
+	pr_warn("overflow: '%.*s' is not pile or spread\n", (int)strcspn(val, "\n"), val);
+	return -EINVAL;
+}
+
+static int zs_get_overflow(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", zs_overflow_names[READ_ONCE(zs_overflow)]);
+}
+
+static const struct kernel_param_ops zs_overflow_ops = {
+	.set = zs_set_overflow,
+	.get = zs_get_overflow,
+};
+
+module_param_cb(overflow, &zs_overflow_ops, NULL, 0644);	/* ZS_PARAM_OVERFLOW */
+MODULE_PARM_DESC(overflow,
+		 "pages beyond the cache's capacity: pile (on few slots, for jobs larger than the cache) or spread (over the least-loaded slots)");
 
 /* ------------------------------------------------------------------------
  * Statistics.
@@ -212,6 +245,7 @@ static int zs_run_begin(struct zs_run *r, int nid, u64 *size, const unsigned int
 	r->tmp = zs_scratch.tmp;
 	r->cap = zs_scratch.nblocks;
 	zsp_init(&r->st, &r->g, zs_scratch.stmem);
+	zsp_set_overflow(&r->st, READ_ONCE(zs_overflow));
 	zs_est_begin(r, half_caches);
 	return 0;
 }

@@ -30,6 +30,13 @@ else
 	gn_step cluster 120 gn_cluster_start || exit 1
 fi
 Z=/sys/kernel/zone_sort_free_pages
+if [ -n "${ZS_OVERFLOW:-}" ]; then
+	# The order of pages beyond the cache's capacity (the module's
+	# overflow=), set at load, before any sort; with --zonesort=off the
+	# module sorts nothing by itself.
+	gn_step modprobe_overflow 60 modprobe zonesort overflow="$ZS_OVERFLOW" || exit 1
+	M "overflow=$(cat /sys/module/zonesort/parameters/overflow)"
+fi
 if [ "${ZS_DIAG:-0}" = 1 ]; then
 	# The dump needs the module, which an unsorted node would not load:
 	# loaded here (the firmware's cache), it sorts nothing by itself.

@@ -166,6 +166,23 @@ for v in abc -1 65 3x; do
 	val $P/ways "$v"
 done
 M cache_size_after_bad=$(cat $P/cache_size) ways_after_bad=$(cat $P/ways)
+# overflow: pile (the default) or spread, one name and at most a newline.
+M overflow_default=$(cat $P/overflow)
+dmesg_mark
+for v in abc Pile spreads "pile spread" 1; do
+	val $P/overflow "$v"
+done
+val $P/overflow "pile
+
+" 'pile\n\n'
+M overflow_after_bad=$(cat $P/overflow) \
+	overflow_named=$(dmesg | tail -n +$(($(cat /tmp/dmesg.mark) + 1)) | grep -c "overflow: 'spreads' is not pile or spread")
+val $P/overflow "spread
+" 'spread\n'
+M overflow_set=$(cat $P/overflow)
+step nodeid_spread 60 zstest write $Z/nodeid 0
+M nodeid_spread=$(out nodeid_spread)
+val $P/overflow pile
 # ways=3: 256 MiB is no whole number of 3-way page-sized slots.
 step ways3 10 zstest write $P/ways 3
 step nodeid_ways3 60 zstest write $Z/nodeid 0

@@ -114,13 +114,15 @@ km_main_test() {
 	like "$(km_lines "$log" sort_node5)" "nodes=5: NUMA node 5 does not exist on this host" "zonesort sort --nodes 5 names the bad node"
 	v=$(tr -d '\r' < "$log" | grep '^ZSTEST_VAL ')
 	local bad
-	# Accepted: a node id with a newline, Intel's "N sec" form, and empty
-	# writes (write(2) of 0 bytes never reaches the module).
+	# Accepted: a node id with a newline, Intel's "N sec" form, overflow's
+	# two names, and empty writes (write(2) of 0 bytes never reaches the
+	# module).
 	bad=$(printf '%s\n' "$v" | grep -v " EINVAL$" | grep -v -e "^ZSTEST_VAL nodeid '0\\\\n' ok$" \
 		-e "^ZSTEST_VAL sort_interval '7 sec\\\\n' ok$" -e "^ZSTEST_VAL sort_interval '0' ok$" \
+		-e "^ZSTEST_VAL overflow 'spread\\\\n' ok$" -e "^ZSTEST_VAL overflow 'pile' ok$" \
 		-e "^ZSTEST_VAL [a-z_]* '' ok$")
 	is "$bad" "" "every garbage, negative, huge or malformed value is refused with EINVAL"
-	cmp_ok "$(printf '%s\n' "$v" | grep -c ' EINVAL$')" -ge 28 "... (28 values tried)"
+	cmp_ok "$(printf '%s\n' "$v" | grep -c ' EINVAL$')" -ge 34 "... (34 values tried)"
 	like "$v" "nodeid '0\\\\n' ok" "a node id with a trailing newline is accepted"
 	like "$v" "sort_interval '7 sec\\\\n' ok" "sort_interval takes Intel's 'N sec' with a newline"
 	is "$(km_get "$log" cache_size_after_bad) $(km_get "$log" ways_after_bad)" "268435456 1" \
@@ -128,6 +130,11 @@ km_main_test() {
 	is "$(km_get "$log" ways3) $(km_get "$log" nodeid_ways3)" "ok EDOM" \
 		"ways=3 is accepted, but 256 MiB has no whole number of 3-way slots: the sort fails with EDOM, not EINVAL"
 	is "$(km_get "$log" nodeid_after_set)" ok "setting cache_size at run time works"
+	is "$(km_get "$log" overflow_default) $(km_get "$log" overflow_after_bad)" "pile pile" \
+		"overflow is pile by default and refused writes leave it so"
+	cmp_ok "$(km_get "$log" overflow_named)" -ge 1 "a refused overflow is named in the kernel log with what is accepted"
+	is "$(km_get "$log" overflow_set) $(km_get "$log" nodeid_spread)" "spread ok" \
+		"overflow=spread is taken with a newline and a sort runs with it"
 
 	# The interval timer.
 	is "$(km_get "$log" interval_set) $(km_get "$log" interval_read)" "ok 1_sec" \

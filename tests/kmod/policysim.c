@@ -35,6 +35,8 @@
  *
  * usage: policysim remedy ... (below): what the sort cannot reach, and the
  * module's quarantine (kmod/zonesort_quarantine_policy.c).
+ * usage: policysim churn ... and policysim order ... (below): the overflow
+ * orders pile and spread after a job's start-up churn, and on small cases.
  */
 #include "../../kmod/zonesort_policy.h"
 #include "../../kmod/zonesort_quarantine_policy.h"
@@ -148,6 +150,41 @@ static long b_alloc(struct buddy *b)
 }
 
 /* List of order o as an array, head first. */
+/* Boots b (every max-order block, lowest address first) and ages it:
+ * phases of filling to a random level, then freeing random pages down to
+ * a random level (holes per mille left allocated, +-50%). live: npages
+ * entries; the pages left allocated, *nlive of them. */
+static void age(struct buddy *b, unsigned long npages, unsigned long holes, unsigned long *live,
+		unsigned long *nlive)
+{
+	unsigned long n = 0;
+
+	memset(b->order, -1, npages);
+	for (int o = 0; o <= MAXO; o++)
+		b->next[npages + o] = b->prev[npages + o] = (long)npages + o;
+	for (unsigned long p = 0; p < npages; p += 1UL << MAXO)
+		add_block(b, p, MAXO, 1);
+	for (int phase = 0; phase < 12; phase++) {
+		unsigned long hi = npages / 4 + rnd() % (npages / 2);
+		unsigned long lo = npages * holes / 2000 + rnd() % (npages * holes / 1000 + 1);
+
+		while (n < hi) {
+			long p = b_alloc(b);
+
+			if (p < 0)
+				break;
+			live[n++] = (unsigned long)p;
+		}
+		while (n > lo) {
+			unsigned long i = rnd() % n;
+
+			b_free(b, live[i]);
+			live[i] = live[--n];
+		}
+	}
+	*nlive = n;
+}
+
 static size_t list_get(const struct buddy *b, int o, uint64_t *out)
 {
 	long h = (long)b->npages + o;
@@ -676,8 +713,178 @@ static int remedy_main(int argc, char **argv)
 }
 
 
+/* Pages of pg[0..n) whose slot holds another of them (direct-mapped).
+ * cnt: slots entries of scratch. */
+static unsigned long colliding(const unsigned long *pg, unsigned long n, uint64_t slots, uint32_t *cnt)
+{
+	unsigned long c = 0;
+
+	memset(cnt, 0, slots * sizeof(*cnt));
+	for (unsigned long i = 0; i < n; i++)
+		cnt[pg[i] % slots]++;
+	for (unsigned long i = 0; i < n; i++)
+		c += cnt[pg[i] % slots] > 1;
+	return c;
+}
+
+/* Takes up to n pages from b into pg; how many it got. */
+static unsigned long take(struct buddy *b, unsigned long *pg, unsigned long n)
+{
+	unsigned long got = 0;
+
+	while (got < n) {
+		long p = b_alloc(b);
+
+		if (p < 0)
+			break;
+		pg[got++] = (unsigned long)p;
+	}
+	return got;
+}
+
+/*
+ * usage: policysim churn PAGES_LOG2 SLOTS_LOG2 LEVEL_PERMILLE HOLES_PERMILLE SEED...
+ * A job's start-up after the sort, direct-mapped: an aged state is left
+ * unsorted ("none") or sorted with the overflow order pile or spread
+ * (zsp_set_overflow); then chunks of 1-512 pages are taken up to LEVEL
+ * per mille of the cache, a random half of the chunks is freed, and a
+ * buffer of half the cache is taken. Per seed and mean: the buffer's
+ * colliding fraction (buffer), the churn's pages colliding within their
+ * own chunk (chunkself), and, from the same sorted state with no churn,
+ * the pages of a job of twice the cache alone in their slot (big2x_alone:
+ * the ones that can hit).
+ */
+static int churn_main(int argc, char **argv)
+{
+	static const char *const names[] = { "none", "pile", "spread" };
+	enum { NK = 3 };
+
+	if (argc < 6) {
+		fprintf(stderr, "usage: policysim churn PAGES_LOG2 SLOTS_LOG2 LEVEL_PERMILLE HOLES_PERMILLE SEED...\n");
+		return 2;
+	}
+	unsigned long npages = 1UL << atoi(argv[1]);
+	uint64_t slots = 1ULL << atoi(argv[2]);
+	unsigned long level = strtoul(argv[3], NULL, 10), holes = strtoul(argv[4], NULL, 10);
+	unsigned long *live = xcalloc(npages, sizeof(*live)), nlive;
+	unsigned long *cp = xcalloc(npages, sizeof(*cp)), *cstart = xcalloc(npages + 1, sizeof(*cstart));
+	unsigned long *perm = xcalloc(npages, sizeof(*perm)), *buf = xcalloc(npages, sizeof(*buf));
+	uint64_t *v = xcalloc(npages, sizeof(*v)), *tmp = xcalloc(npages, sizeof(*tmp));
+	uint32_t *cnt = xcalloc(slots, sizeof(*cnt));
+	unsigned char *mark = xcalloc(slots, 1);
+	double sb[NK] = { 0 }, sc[NK] = { 0 }, sa[NK] = { 0 };
+	int nseeds = argc - 5;
+	struct buddy aged, work;
+	struct zsp_geom geom;
+	struct zsp_state st;
+
+	if (zsp_geom_init(&geom, slots, 1) || 2 * slots > npages) {
+		fprintf(stderr, "policysim: bad geometry\n");
+		return 2;
+	}
+	zsp_init(&st, &geom, xcalloc(1, zsp_state_bytes(&geom)));
+	b_init(&aged, npages);
+	b_init(&work, npages);
+	for (int si = 5; si < argc; si++) {
+		unsigned long seed = strtoul(argv[si], NULL, 10);
+
+		rs = 0x9E3779B97F4A7C15ULL * (seed + 1);
+		age(&aged, npages, holes, live, &nlive);
+		printf("seed=%lu level=%lu", seed, level);
+		for (int k = 0; k < NK; k++) {
+			unsigned long nch = 0, np = 0, want = slots * level / 1000, self = 0, nb, nbig;
+			unsigned long long save = rs;
+			double fb, alone;
+
+			zsp_set_overflow(&st, k == 2 ? ZSP_SPREAD : ZSP_PILE);
+			b_copy(&work, &aged);
+			if (k)
+				apply_policy(&work, 4, slots, 1, v, tmp, &st, mark);
+			while (np < want) {
+				unsigned long len = 1 + rnd() % 512, got;
+
+				cstart[nch++] = np;
+				got = take(&work, cp + np, len < want - np ? len : want - np);
+				np += got;
+				if (!got)
+					break;
+			}
+			cstart[nch] = np;
+			for (unsigned long c = 0; c < nch; c++)
+				self += colliding(cp + cstart[c], cstart[c + 1] - cstart[c], slots, cnt);
+			for (unsigned long c = 0; c < nch; c++)
+				perm[c] = c;
+			for (unsigned long c = nch; c > 1; c--) {
+				unsigned long j = rnd() % c, t = perm[c - 1];
+
+				perm[c - 1] = perm[j];
+				perm[j] = t;
+			}
+			for (unsigned long c = 0; c < nch / 2; c++)
+				for (unsigned long i = cstart[perm[c]]; i < cstart[perm[c] + 1]; i++)
+					b_free(&work, cp[i]);
+			nb = take(&work, buf, slots / 2);
+			fb = nb ? (double)colliding(buf, nb, slots, cnt) / nb : 0;
+
+			b_copy(&work, &aged);
+			if (k)
+				apply_policy(&work, 4, slots, 1, v, tmp, &st, mark);
+			nbig = take(&work, buf, 2 * slots);
+			alone = nbig ? 1.0 - (double)colliding(buf, nbig, slots, cnt) / nbig : 0;
+
+			rs = save;	/* every order meets the same churn */
+			sb[k] += fb;
+			sc[k] += np ? (double)self / np : 0;
+			sa[k] += alone;
+			printf(" %s:buffer=%.4f,chunkself=%.4f,big2x_alone=%.4f", names[k], fb,
+			       np ? (double)self / np : 0, alone);
+		}
+		printf("\n");
+	}
+	printf("mean level=%lu holes=%lu seeds=%d", level, holes, nseeds);
+	for (int k = 0; k < NK; k++)
+		printf(" %s:buffer=%.4f,chunkself=%.4f,big2x_alone=%.4f", names[k], sb[k] / nseeds,
+		       sc[k] / nseeds, sa[k] / nseeds);
+	printf("\n");
+	return 0;
+}
+
+/*
+ * usage: policysim order COLORS WAYS pile|spread ORDER PFN...
+ * One list of blocks of 2^ORDER pages, in hand-out order, after an empty
+ * sequence: prints the pfns in the order zsp_order_blocks gives them, for
+ * cases worked out by hand.
+ */
+static int order_main(int argc, char **argv)
+{
+	struct zsp_geom geom;
+	struct zsp_state st;
+	size_t n = argc > 5 ? (size_t)(argc - 5) : 0;
+	uint64_t *v = xcalloc(n + 1, sizeof(*v)), *tmp = xcalloc(n + 1, sizeof(*tmp));
+	int spread = argc > 3 && !strcmp(argv[3], "spread");
+
+	if (argc < 6 || zsp_geom_init(&geom, strtoull(argv[1], NULL, 10), (unsigned)atoi(argv[2])) ||
+	    (!spread && strcmp(argv[3], "pile"))) {
+		fprintf(stderr, "usage: policysim order COLORS WAYS pile|spread ORDER PFN...\n");
+		return 2;
+	}
+	zsp_init(&st, &geom, xcalloc(1, zsp_state_bytes(&geom)));
+	zsp_set_overflow(&st, spread ? ZSP_SPREAD : ZSP_PILE);
+	for (size_t i = 0; i < n; i++)
+		v[i] = strtoull(argv[5 + i], NULL, 10);
+	zsp_order_blocks(&st, v, n, (unsigned)atoi(argv[4]), tmp);
+	for (size_t i = 0; i < n; i++)
+		printf("%s%llu", i ? " " : "", (unsigned long long)v[i]);
+	printf("\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "churn"))
+		return churn_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "order"))
+		return order_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "remedy"))
 		return remedy_main(argc - 1, argv + 1);
 	if (argc < 6) {
@@ -713,32 +920,7 @@ int main(int argc, char **argv)
 		unsigned long nlive = 0, distinct = 0;
 
 		rs = 0x9E3779B97F4A7C15ULL * (seed + 1);
-		/* Boot: every max-order block, lowest address first. */
-		memset(aged.order, -1, npages);
-		for (int o = 0; o <= MAXO; o++)
-			aged.next[npages + o] = aged.prev[npages + o] = (long)npages + o;
-		for (unsigned long p = 0; p < npages; p += 1UL << MAXO)
-			add_block(&aged, p, MAXO, 1);
-		/* Aging: phases of filling to a random level, then freeing
-		 * random pages down to a random level. */
-		for (int phase = 0; phase < 12; phase++) {
-			unsigned long hi = npages / 4 + rnd() % (npages / 2);
-			unsigned long lo = npages * holes / 2000 + rnd() % (npages * holes / 1000 + 1);
-
-			while (nlive < hi) {
-				long p = b_alloc(&aged);
-
-				if (p < 0)
-					break;
-				live[nlive++] = (unsigned long)p;
-			}
-			while (nlive > lo) {
-				unsigned long i = rnd() % nlive;
-
-				b_free(&aged, live[i]);
-				live[i] = live[--nlive];
-			}
-		}
+		age(&aged, npages, holes, live, &nlive);
 		memset(mark, 0, slots);
 		for (int o = 0; o <= MAXO; o++) {
 			size_t n = list_get(&aged, o, v);
