@@ -122,10 +122,16 @@ static uint64_t saturate(uint64_t v, unsigned int bits)
 	return v < max ? v : max;
 }
 
-/* Pages beyond capacity in a slot holding x pages. */
-static uint64_t beyond(uint64_t x, uint64_t cap)
+/* The cost of pp more pages in a slot holding l: the conflicting pages
+ * they add (ZSP_PILE), or the pages beyond capacity after them
+ * (ZSP_SPREAD). */
+static uint64_t slot_cost(const struct zsp_state *s, uint64_t l, uint64_t pp)
 {
-	return x > cap ? x - cap : 0;
+	uint64_t cap = s->g.cap;
+
+	if (s->overflow == ZSP_SPREAD)
+		return l + pp > cap ? l + pp - cap : 0;
+	return conflicting(l + pp, cap) - conflicting(l, cap);
 }
 
 /* Key of group gi, each of whose slots is to receive pp more pages: the
@@ -137,19 +143,13 @@ static uint64_t beyond(uint64_t x, uint64_t cap)
  * Lower is better; the fields saturate. */
 static uint64_t group_key(const struct zsp_state *s, const struct zsp_groups *gr, uint64_t gi)
 {
-	uint64_t cost = 0, tcost = 0, load = 0, sl = group_first(gr, gi), i, cap = s->g.cap;
-	bool spread = s->overflow == ZSP_SPREAD;
+	uint64_t cost = 0, tcost = 0, load = 0, sl = group_first(gr, gi), i;
 
 	for (i = 0; i < gr->span; i++) {
-		uint64_t l = s->load[sl];
-
-		cost += spread ? beyond(l + gr->pp, cap) : conflicting(l + gr->pp, cap) - conflicting(l, cap);
-		load += l;
-		if (s->marked) {
-			l = s->tload[sl];
-			tcost += spread ? beyond(l + gr->pp, cap) :
-					  conflicting(l + gr->pp, cap) - conflicting(l, cap);
-		}
+		cost += slot_cost(s, s->load[sl], gr->pp);
+		load += s->load[sl];
+		if (s->marked)
+			tcost += slot_cost(s, s->tload[sl], gr->pp);
 		if (++sl == s->g.nslots)
 			sl = 0;
 	}
