@@ -184,12 +184,13 @@ static void zsh_describe(const struct zsq_block *b, char *buf, size_t size)
  * which isolated its pageblock, and compaction, as on 6.x by default
  * (refusing compaction made every pass isolate each held page under the
  * kernel's one balloon lock only to put it back). Pages a migration
- * isolated and then put back without asking (when it found no target
- * page) land on the block's balloon list again, where a later
- * zsh_release finds them. The pages count in the Balloon line of
- * /proc/meminfo. The kernel uses b->balloon until a migration it started
- * on one of the pages has ended: the block's descriptor is freed only
- * when none is under way (zsh_idle).
+ * isolated and then put back without asking (it found no target page,
+ * or it was aborted) land on the block's balloon list again, also after
+ * the block was given back: whoever frees the descriptor, or the reaper
+ * until it can, frees them first (zsh_settle). The pages count in the
+ * Balloon line of /proc/meminfo. The kernel uses b->balloon until a
+ * migration it started on one of the pages has ended: the block's
+ * descriptor is freed only when none is under way (zsh_settle).
  */
 /* Frees the block's pages on its balloon list; pages under migration are
  * not there. */
@@ -219,6 +220,10 @@ static int zsh_migrate(struct balloon_dev_info *bi, struct page *newpage, struct
 
 	zsh_callback_enter();
 	zs_test_at(ZS_TP_CALLBACK, page_to_pfn(page));
+	if (zs_test_refusing()) {
+		zsh_callback_leave();
+		return -EAGAIN;
+	}
 	if (zsq_claim(b, &c)) {
 		zsh_put_pages(b);
 		if (c.owner)
@@ -268,10 +273,18 @@ static bool zsh_release(struct zsq_block *b)
 	return !atomic_read(&b->balloon_pages);
 }
 
-static bool zsh_idle(struct zsq_block *b)
+/*
+ * Every page of a block given back is on its balloon list, isolated by
+ * a migration (which either deflates it through zsh_migrate or puts it
+ * back on the list), or back with the allocator. So a block is finished
+ * once the list is emptied and no page is isolated; pages put back after
+ * the give-back are freed here, since no callback will ask for them.
+ */
+static bool zsh_settle(struct zsq_block *b)
 {
 	LIST_HEAD(none);
 
+	zsh_put_pages(b);
 	if (atomic_read(&b->balloon_pages))
 		return false;
 	/* The kernel drops isolated_pages under the balloon lock after it
@@ -325,7 +338,9 @@ static void zsh_describe(const struct zsq_block *b, char *buf, size_t size)
 #endif
 
 #ifndef ZS_HOLD_BALLOON
-static bool zsh_idle(struct zsq_block *b)
+/* A block whose pages are back is finished: the kernel keeps no pointer
+ * to its descriptor. */
+static bool zsh_settle(struct zsq_block *b)
 {
 	return true;
 }
@@ -334,8 +349,8 @@ static bool zsh_idle(struct zsq_block *b)
 /*
  * The reaper: descriptors of blocks given back whose pages are not all
  * back yet (zsh_release could not finish: a head another thread has
- * locked, pages a migration isolated) or that the kernel may still use
- * (zsh_idle). A work item finishes them every ZSQ_REAP_MS, ZS_BATCH per
+ * locked, pages a migration isolated and may put back) or that the
+ * kernel may still use (zsh_settle). A work item finishes them every ZSQ_REAP_MS, ZS_BATCH per
  * hold of zsq_late_lock, so that nothing that gives blocks back waits for
  * the kernel: not the shrinker, which a thread holding such pages can
  * enter; not the memory notifier; not a sort. Unloading runs it until it
@@ -363,7 +378,7 @@ static void zsq_late_add(struct zsq_block *b, bool pending)
 
 void zsh_free(struct zsq_block *b)
 {
-	if (zsh_idle(b))
+	if (zsh_settle(b))
 		zsq_block_destroy(b);
 	else
 		zsq_late_add(b, false);
@@ -407,7 +422,7 @@ static unsigned long zsq_reap(void)
 			list_del(&b->link);
 			if (b->pending && zsh_release(b))
 				b->pending = false;
-			if (!b->pending && zsh_idle(b))
+			if (!b->pending && zsh_settle(b))
 				zsq_block_destroy(b);
 			else
 				list_add_tail(&b->link, &keep);
@@ -462,8 +477,11 @@ void zsh_drain(void)
 	 * reference on the module, and uses a block's descriptor until the
 	 * migrations it started on the block's pages end: the module stays
 	 * until no callback runs and the reaper has finished every block.
-	 * Each is bounded by the kernel's own migration; past ZS_WAIT_WARN_S
-	 * the kernel log says every ZS_WAIT_WARN_S what is waited for.
+	 * Both are bounded by the kernel's own migrations: a page not back
+	 * is on its block's list, which each pass empties, or isolated by a
+	 * migration, which ends by deflating it or putting it back on the
+	 * list. Past ZS_WAIT_WARN_S the kernel log says every ZS_WAIT_WARN_S
+	 * what is waited for.
 	 */
 	WRITE_ONCE(zsq_stopping, true);
 	cancel_delayed_work_sync(&zsq_reaper);

@@ -23,7 +23,11 @@
  * passes point (with that block, when @pfn is given) sleep ms
  * milliseconds; "point[@pfn]:shrink" makes it run the quarantine's
  * shrinker on the block's node there, as reclaim entered from that thread
- * would (the quarantine registers it: zs_test_set_shrink). Several arms are separated by commas; "none" disarms all.
+ * would (the quarantine registers it: zs_test_set_shrink);
+ * "point[@pfn]:refuse:ms" opens a window of ms milliseconds in which
+ * every migration callback fails as one without a target page does
+ * (zs_test_refusing; test_refused counts them). Several arms are
+ * separated by commas; "none" disarms all.
  * test_fired names the last point that fired, its block and how many have
  * fired, so a test knows when the pause began. test_take lists first
  * pfns of free blocks the next sort holds besides what it picks, so that
@@ -31,7 +35,9 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/atomic.h>
 #include <linux/delay.h>
+#include <linux/jiffies.h>
 #include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
@@ -127,6 +133,13 @@ static const char *const zs_test_point_names[ZS_TP_NR] = {
 	[ZS_TP_CALLBACK] = "callback",
 };
 
+static const char *const zs_test_action_names[] = {
+	[ZS_TA_NONE] = "none",
+	[ZS_TA_PAUSE] = "pause",
+	[ZS_TA_SHRINK] = "shrink",
+	[ZS_TA_REFUSE] = "refuse",
+};
+
 #define ZS_TEST_ARMS 8
 
 static struct zs_test_arm {
@@ -165,6 +178,10 @@ static int zs_test_parse_arm(char *spec, struct zs_test_arm *arm)
 		arm->action = ZS_TA_PAUSE;
 		if (!spec || kstrtouint(spec, 0, &arm->ms) || arm->ms > 60000)
 			return -EINVAL;
+	} else if (!strcmp(action, "refuse")) {
+		arm->action = ZS_TA_REFUSE;
+		if (!spec || kstrtouint(spec, 0, &arm->ms) || arm->ms > 60000)
+			return -EINVAL;
 	} else if (!strcmp(action, "shrink") && !spec) {
 		arm->action = ZS_TA_SHRINK;
 	} else {
@@ -184,7 +201,7 @@ static int zs_test_at_set(const char *val, const struct kernel_param *kp)
 	if (strcmp(buf, "none")) {
 		while ((spec = strsep(&s, ",")) != NULL) {
 			if (n == ZS_TEST_ARMS || zs_test_parse_arm(spec, &arms[n])) {
-				pr_warn("test_at: '%s' is not point[@pfn]:pause:ms or point[@pfn]:shrink (points: picking, claimed, taken, callback; at most %d)\n",
+				pr_warn("test_at: '%s' is not point[@pfn]:pause:ms, point[@pfn]:refuse:ms or point[@pfn]:shrink (points: picking, claimed, taken, callback; at most %d)\n",
 					spec, ZS_TEST_ARMS);
 				return -EINVAL;
 			}
@@ -214,9 +231,8 @@ static int zs_test_at_get(char *buffer, const struct kernel_param *kp)
 				 zs_test_point_names[a->point]);
 		if (a->pfn != ULONG_MAX)
 			len += scnprintf(buffer + len, PAGE_SIZE - len, "@%#lx", a->pfn);
-		len += scnprintf(buffer + len, PAGE_SIZE - len, ":%s",
-				 a->action == ZS_TA_PAUSE ? "pause" : "shrink");
-		if (a->action == ZS_TA_PAUSE)
+		len += scnprintf(buffer + len, PAGE_SIZE - len, ":%s", zs_test_action_names[a->action]);
+		if (a->action != ZS_TA_SHRINK)
 			len += scnprintf(buffer + len, PAGE_SIZE - len, ":%u", a->ms);
 	}
 	spin_unlock(&zs_arms_lock);
@@ -250,6 +266,33 @@ module_param_cb(test_fired, &zs_test_fired_ops, NULL, 0444);
 MODULE_PARM_DESC(test_fired, "test builds: the last test point that fired, its block, and how many fired");
 
 static void (*zs_test_shrink_fn)(int nid);
+static unsigned long zs_refuse_until;	/* jiffies; valid while zs_refusing */
+static bool zs_refusing;
+static atomic_long_t zs_refused = ATOMIC_LONG_INIT(0);
+
+static int zs_test_refused_get(char *buffer, const struct kernel_param *kp)
+{
+	return scnprintf(buffer, PAGE_SIZE, "%ld\n", atomic_long_read(&zs_refused));
+}
+
+static const struct kernel_param_ops zs_test_refused_ops = {
+	.get = zs_test_refused_get,
+};
+
+module_param_cb(test_refused, &zs_test_refused_ops, NULL, 0444);
+MODULE_PARM_DESC(test_refused, "test builds: migration callbacks refused in refusal windows since load");
+
+bool zs_test_refusing(void)
+{
+	if (!smp_load_acquire(&zs_refusing))
+		return false;
+	if (time_after(jiffies, READ_ONCE(zs_refuse_until))) {
+		WRITE_ONCE(zs_refusing, false);
+		return false;
+	}
+	atomic_long_inc(&zs_refused);
+	return true;
+}
 
 void zs_test_set_shrink(void (*fn)(int nid))
 {
@@ -279,9 +322,13 @@ enum zs_test_action zs_test_at(enum zs_test_point point, unsigned long pfn)
 	if (hit.point < 0)
 		return ZS_TA_NONE;
 	pr_info("test point %s fired at pfn %#lx: %s %u ms\n", zs_test_point_names[point], pfn,
-		hit.action == ZS_TA_PAUSE ? "pause" : "shrink", hit.ms);
+		zs_test_action_names[hit.action], hit.ms);
 	if (hit.action == ZS_TA_PAUSE)
 		msleep(hit.ms);
+	if (hit.action == ZS_TA_REFUSE) {
+		WRITE_ONCE(zs_refuse_until, jiffies + msecs_to_jiffies(hit.ms));
+		smp_store_release(&zs_refusing, true);
+	}
 	shrink = READ_ONCE(zs_test_shrink_fn);
 	if (hit.action == ZS_TA_SHRINK && shrink)
 		shrink(pfn_to_nid(pfn));

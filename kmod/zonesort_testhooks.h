@@ -19,13 +19,18 @@ enum zs_test_point {
 	ZS_TP_NR,
 };
 
-enum zs_test_action { ZS_TA_NONE, ZS_TA_PAUSE, ZS_TA_SHRINK };
+enum zs_test_action { ZS_TA_NONE, ZS_TA_PAUSE, ZS_TA_SHRINK, ZS_TA_REFUSE };
 
 #ifdef ZS_TEST_HOOKS
 /* The action armed for point (and the block at pfn), disarmed now and
- * done: slept for ZS_TA_PAUSE, the shrink run for ZS_TA_SHRINK. May
- * sleep. */
+ * done: slept for ZS_TA_PAUSE, the shrink run for ZS_TA_SHRINK, the
+ * refusal window opened for ZS_TA_REFUSE. May sleep. */
 enum zs_test_action zs_test_at(enum zs_test_point point, unsigned long pfn);
+/* True while a refusal window is open: the migration callback then
+ * fails (-EAGAIN) without touching its block, as a migration that found
+ * no target page fails, and the kernel puts the page back. Counted in
+ * test_refused. */
+bool zs_test_refusing(void);
 /* The blocks staged for the next sort to hold (test_take), at most max
  * first pfns into pfns; the list is emptied. */
 size_t zs_test_takes(unsigned long *pfns, size_t max);
@@ -57,6 +62,11 @@ static inline unsigned int zs_test_batch(unsigned int batch)
 static inline enum zs_test_action zs_test_at(enum zs_test_point point, unsigned long pfn)
 {
 	return ZS_TA_NONE;
+}
+
+static inline bool zs_test_refusing(void)
+{
+	return false;
 }
 
 static inline size_t zs_test_takes(unsigned long *pfns, size_t max)

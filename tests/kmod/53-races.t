@@ -25,6 +25,9 @@
 #     offline (offlining gives up on a pageblock isolated already);
 #   - pages a migration puts back after their block was given back do
 #     not keep rmmod waiting;
+#   - on 7.x, pages put back on the list of a block the migration of
+#     another of its pages gave back go back to the allocator unasked
+#     (Balloon), and rmmod does not wait for them;
 #   - reclaim entered from a thread holding isolated held pages returns;
 #   - after release and rmmod nothing is held and Balloon is back.
 . "$(dirname "$0")/../../testbed/tap.sh"
@@ -34,7 +37,7 @@ need qemu-system-x86_64 busybox cpio gcc make perl modprobe
 
 # The phases the guest runs (all by default; ZS_RACES_PHASES=a,b runs
 # some, to see one race alone).
-PHASES=${ZS_RACES_PHASES:-unload,partial,picking,taken,drain,late,shrink}
+PHASES=${ZS_RACES_PHASES:-unload,partial,picking,taken,drain,late,putback,shrink}
 phase() { case ",$PHASES," in *",$1,"*) return 0 ;; esac; return 1; }
 # ZS_RACES_POISON=0 leaves freed descriptors unpoisoned (a read after
 # free then passes unseen: only to see what else such a race does).
@@ -155,6 +158,22 @@ races_test() {
 		diag "$s late: block $(g late_pfn) of order $(g late_order) held ($(g late_others) others); sort paused: $(g late_picking), compaction paused: $(g late_callback) at $(g late_callback_pfn); offline: $(g late_off), block $(g late_state)"
 		is "$(g late_rmmod_rc)" 0 "$s: rmmod after pages of a given-back block came back from a migration"
 		num_ok "$s: ... within 10 s ($(g late_rmmod_cs) cs)" "$(g late_rmmod_cs) <= 1000"
+	fi
+
+	# Pages put back on a block given back by its own migration.
+	if phase putback; then
+		diag "$s putback: block $(g putback_pfn) of order $(g putback_order) held as $(g putback_kind); claimed: $(g putback_claimed), $(g putback_refused) migration callbacks refused; Balloon $(g putback_balloon_kb) kB after release, $(g putback_balloon_unloaded_kb) kB after rmmod"
+		cmp_ok "$(g putback_held)" -ge 1 "$s: a block held at the start of ZONE_MOVABLE"
+		if [ "$s" = 6.12 ]; then
+			is "$(g putback_kind)" movable "$s: ... as one movable head page: a claim frees it whole, no page can be put back later"
+		else
+			is "$(g putback_kind)" balloon "$s: ... as balloon pages"
+			is "$(g putback_fired)/$(g putback_claimed)" yes/yes "$s: ... compaction's migration claimed it"
+			cmp_ok "$(g putback_refused)" -ge 1 "$s: ... and the migrations of its other isolated pages failed, so compaction put them back"
+			is "$(g putback_balloon_kb)" "$(g balloon0_kb)" "$s: ... those pages went back to the allocator unasked: Balloon after a release is its value before the module ($(g balloon0_kb) kB)"
+		fi
+		is "$(g putback_rmmod_rc)" 0 "$s: rmmod after it"
+		num_ok "$s: ... within 10 s ($(g putback_rmmod_cs) cs)" "$(g putback_rmmod_cs) <= 1000"
 	fi
 
 	# Reclaim from a thread holding isolated held pages.

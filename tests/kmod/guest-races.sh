@@ -22,6 +22,8 @@
 #             offline could take anyway
 #   late      pages a migration isolated, put back after their block
 #             was given back
+#   putback   the same where the migration that claimed the block gave
+#             it back itself and the others failed (balloon pages, 7.x)
 #   shrink    reclaim entered from a thread that isolated held pages
 #             (the shrinker run at the callback's test point)
 # Markers: see testbed/vm-guest-lib.sh; the host asserts (53-races.t).
@@ -352,6 +354,43 @@ phase_late() {
 	step late_insmod 30 insmod /zonesort.ko
 }
 
+# --- putback: compaction isolates the first pages (at most 32) of a held
+# block of 64 to 512 pages at the start of ZONE_MOVABLE and migrates
+# them one by one. The first migration callback claims the block and
+# gives back what is on its list; from that claim on, for 2 s, every
+# migration callback fails as one without a target page does (test_at
+# claimed:refuse), so compaction puts the other pages back on the list of
+# a block already given back. Nobody asks for them again: the module
+# must free them itself (Balloon back to its value before the module
+# once everything is released) and rmmod must not wait for them. Only
+# where blocks are held as balloon pages (7.x); on 6.x the claim frees
+# the whole block at once, so no page can come back: putback_kind says
+# which.
+phase_putback() {
+	step release_putback 30 sh -c "echo 1 > $Q/release"
+	_b0=$(refreshed_mi Balloon)
+	set -- $(stage_held putback_stage 6 9 $DM0 1)
+	B=${1:-0}
+	_b1=$(refreshed_mi Balloon)
+	M putback_held=$# putback_pfn=$B putback_order=$(held_order $B) \
+		putback_kind=$([ "${_b1:-0}" -gt "${_b0:-0}" ] && echo balloon || echo movable)
+	[ $# -ge 1 ] || return 0
+	n0=$(fired)
+	r0=$(cat $P/test_refused)
+	echo "claimed@$B:refuse:2000" > $P/test_at
+	step putback_compact 90 sh -c 'echo 1 > /proc/sys/vm/compact_memory'
+	M putback_fired=$(wait_fired $((n0 + 1)) 5 && echo yes || echo no)
+	sleep 3
+	echo none > $P/test_at
+	M putback_refused=$(($(cat $P/test_refused) - r0)) putback_claimed=$(is_held $B && echo no || echo yes)
+	step putback_release 30 sh -c "echo 1 > $Q/release"
+	sleep 1
+	M putback_balloon_kb=$(refreshed_mi Balloon) putback_held_pages=$(cat $Z/node0/quarantine_held_pages)
+	unload putback_rmmod
+	M putback_balloon_unloaded_kb=$(refreshed_mi Balloon)
+	step putback_insmod 30 insmod /zonesort.ko
+}
+
 # --- shrink: held blocks at the start of ZONE_MOVABLE, where compaction
 # begins; the first isolation or migration callback runs the shrinker
 # over everything held, as reclaim entered from that thread would.
@@ -376,7 +415,7 @@ phase_shrink() {
 phase_other
 step insmod 30 insmod /zonesort.ko
 M contig_fn=$(contig_on)
-for phase in $(echo ${ZS_RACES_PHASES:-unload,partial,picking,taken,drain,late,shrink} | tr , " "); do
+for phase in $(echo ${ZS_RACES_PHASES:-unload,partial,picking,taken,drain,late,putback,shrink} | tr , " "); do
 	phase_$phase
 done
 
