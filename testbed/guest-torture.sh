@@ -21,7 +21,8 @@
 #   pressure    takes most of the available memory for a moment
 #               (reclaim, the quarantine's shrinker)
 #   toggles     quarantine on/off, quarantine_max_permille, release
-#               (every node's or node 0's)
+#               (every node's or node 0's), the overflow order (pile or
+#               spread) between sorts
 #   readers     reads every file of the module's sysfs and debugfs
 # (ZS_TORTURE_WORKERS, comma-separated, runs some of them only), and in
 # the foreground rmmod and insmod again every ZS_CYCLE_S seconds
@@ -167,7 +168,7 @@ worker_pressure() {
 }
 worker_toggles() {
 	while running; do
-		rnd 6
+		rnd 7
 		case $R in
 		0) [ -e $Q/enabled ] && echo N > $Q/enabled && act quarantine off ;;
 		1 | 2) [ -e $Q/enabled ] && echo Y > $Q/enabled && act quarantine on ;;
@@ -177,6 +178,11 @@ worker_toggles() {
 			[ -e $Q/max_permille ] && echo $1 > $Q/max_permille && act max_permille $1 ;;
 		4) [ -e $Q/release ] && echo 1 > $Q/release && act release ;;
 		5) [ -e $Z/node0/quarantine_release ] && echo 1 > $Z/node0/quarantine_release && act release0 ;;
+		6) rnd 2
+			set -- pile spread
+			shift $R
+			[ -e /sys/module/zonesort/parameters/overflow ] &&
+				echo $1 > /sys/module/zonesort/parameters/overflow && act overflow $1 ;;
 		esac
 		nap 2000 6000
 	done
