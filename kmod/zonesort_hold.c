@@ -227,7 +227,7 @@ static int zsh_migrate(struct balloon_dev_info *bi, struct page *newpage, struct
 	if (zsq_claim(b, &c)) {
 		zsh_put_pages(b);
 		if (c.owner)
-			zsh_free(b);	/* the reaper's once idle */
+			zsh_free(b);	/* the reaper's until settled */
 	}
 	/* This page is deflated: the kernel frees it on -ENOENT but leaves
 	 * the node's balloon count to the balloon's owner. Whoever gives

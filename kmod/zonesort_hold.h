@@ -42,8 +42,9 @@ int zsh_hold(struct zsq_block *b, struct page *head);
  */
 void zsh_give_back(struct zsq_block *b);
 
-/* Frees b, whose pages are all back, once the kernel no longer uses it
- * (the reaper's when it does). */
+/* Frees b, whose pages were given back, once the kernel no longer uses
+ * it (the reaper's when it does); on 7.x first frees the pages a failed
+ * migration put back on its list since. May sleep: never under a lock. */
 void zsh_free(struct zsq_block *b);
 
 /*

@@ -396,7 +396,9 @@ static int zsq_cmp_pfn(const void *a, const void *b)
  */
 static void zsq_settle_picked(struct zsq_sort *qs, struct zsq_node *qn, u64 *keep, size_t nkeep)
 {
+	struct zsq_block *b, *next;
 	LIST_HEAD(out);
+	LIST_HEAD(gone);
 
 	sort(keep, nkeep, sizeof(*keep), zsq_cmp_pfn, NULL);
 	spin_lock(&qn->lock);
@@ -404,12 +406,15 @@ static void zsq_settle_picked(struct zsq_sort *qs, struct zsq_node *qn, u64 *kee
 		unsigned int batch = 0;
 
 		while (batch++ < ZS_BATCH && !list_empty(&qn->picking)) {
-			struct zsq_block *b = list_first_entry(&qn->picking, struct zsq_block, link);
-			u64 pfn = b->pfn;
+			u64 pfn;
 
+			b = list_first_entry(&qn->picking, struct zsq_block, link);
+			pfn = b->pfn;
 			list_del(&b->link);
 			if (b->state == ZSQ_GONE) {
-				zsh_free(b);
+				/* Freed outside the lock: on 7.x that frees pages
+				 * put back on its list meanwhile (zsh_free). */
+				list_add_tail(&b->link, &gone);
 			} else if (bsearch(&pfn, keep, nkeep, sizeof(*keep), zsq_cmp_pfn) &&
 				   zs_pageblock_mt(b->pfn) != MIGRATE_ISOLATE) {
 				b->state = ZSQ_HELD;
@@ -423,6 +428,10 @@ static void zsq_settle_picked(struct zsq_sort *qs, struct zsq_node *qn, u64 *kee
 		}
 		zs_note_hold(batch - 1);
 		spin_unlock(&qn->lock);
+		list_for_each_entry_safe(b, next, &gone, link) {
+			list_del(&b->link);
+			zsh_free(b);
+		}
 		qs->f.given_back += zsq_give_back(qs->nid, &out);
 		spin_lock(&qn->lock);
 	}
