@@ -350,11 +350,11 @@ static bool zsh_settle(struct zsq_block *b)
  * The reaper: descriptors of blocks given back whose pages are not all
  * back yet (zsh_release could not finish: a head another thread has
  * locked, pages a migration isolated and may put back) or that the
- * kernel may still use (zsh_settle). A work item finishes them every ZSQ_REAP_MS, ZS_BATCH per
- * hold of zsq_late_lock, so that nothing that gives blocks back waits for
- * the kernel: not the shrinker, which a thread holding such pages can
- * enter; not the memory notifier; not a sort. Unloading runs it until it
- * is empty (zsh_drain).
+ * kernel may still use (zsh_settle). A work item finishes them every
+ * ZSQ_REAP_MS, ZS_BATCH per hold of zsq_late_lock, so that nothing that
+ * gives blocks back waits for the kernel: not the shrinker, which a
+ * thread holding such pages can enter; not the memory notifier; not a
+ * sort. Unloading runs it until it is empty (zsh_drain).
  */
 #define ZSQ_REAP_MS 20
 

@@ -174,19 +174,17 @@ static int zs_test_parse_arm(char *spec, struct zs_test_arm *arm)
 	if (arm->point < 0)
 		return -EINVAL;
 	arm->ms = 0;
-	if (!strcmp(action, "pause")) {
-		arm->action = ZS_TA_PAUSE;
-		if (!spec || kstrtouint(spec, 0, &arm->ms) || arm->ms > 60000)
-			return -EINVAL;
-	} else if (!strcmp(action, "refuse")) {
-		arm->action = ZS_TA_REFUSE;
-		if (!spec || kstrtouint(spec, 0, &arm->ms) || arm->ms > 60000)
-			return -EINVAL;
-	} else if (!strcmp(action, "shrink") && !spec) {
-		arm->action = ZS_TA_SHRINK;
-	} else {
+	arm->action = ZS_TA_NONE;
+	for (i = ZS_TA_NONE + 1; i < ARRAY_SIZE(zs_test_action_names); i++)
+		if (!strcmp(action, zs_test_action_names[i]))
+			arm->action = i;
+	if (arm->action == ZS_TA_NONE)
 		return -EINVAL;
-	}
+	/* A shrink takes no time; a pause and a refusal window take one. */
+	if (arm->action == ZS_TA_SHRINK)
+		return spec ? -EINVAL : 0;
+	if (!spec || kstrtouint(spec, 0, &arm->ms) || arm->ms > 60000)
+		return -EINVAL;
 	return 0;
 }
 
