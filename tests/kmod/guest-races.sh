@@ -369,10 +369,12 @@ phase_late() {
 phase_putback() {
 	step release_putback 30 sh -c "echo 1 > $Q/release"
 	_b0=$(refreshed_mi Balloon)
-	# After the late phase's offline (7.x) the block has whole 4 MiB
-	# blocks only, which 7.x holds too.
+	# After the late phase's offline or compaction the block can have
+	# whole 4 MiB blocks only, which 7.x holds too, 6.x not: then the
+	# rest of the DIMM.
 	set -- $(stage_held putback_stage 6 9 $DM0 1)
 	[ $# -ge 1 ] || set -- $(stage_held putback_stage 6 10 $DM0 1)
+	[ $# -ge 1 ] || set -- $(stage_held putback_stage 6 9 $DM0 1 $(tail -1 /tmp/movable_blocks))
 	B=${1:-0}
 	_b1=$(refreshed_mi Balloon)
 	M putback_held=$# putback_pfn=$B putback_order=$(held_order $B) \
