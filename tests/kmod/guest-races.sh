@@ -403,9 +403,11 @@ phase_shrink() {
 	step release_shrink 30 sh -c "echo 1 > $Q/release"
 	# Pageblocks and smaller first (on 6.x nothing larger is held); an
 	# offline the late phase gave up on leaves the first block mostly in
-	# 4 MiB blocks, so the second counts too, and 4 MiB blocks (7.x) last.
+	# 4 MiB blocks, so the second counts too, then 4 MiB blocks (7.x);
+	# on 6.x, where those are not held, the rest of the DIMM.
 	set -- $(stage_held shrink_stage 2 9 $DM0 8 $DM1)
 	[ $# -ge 1 ] || set -- $(stage_held shrink_stage 2 10 $DM0 8)
+	[ $# -ge 1 ] || set -- $(stage_held shrink_stage 2 9 $DM0 8 $(tail -1 /tmp/movable_blocks))
 	M shrink_held=$#
 	n0=$(fired)
 	echo "callback:shrink" > $P/test_at
