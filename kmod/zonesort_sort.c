@@ -277,6 +277,31 @@ static bool zs_is_head(struct free_area *area, struct list_head *pos)
 	return pos >= &area->free_list[0] && pos < &area->free_list[MIGRATE_TYPES];
 }
 
+static bool zs_exiting;
+
+/*
+ * Stops a run early: module unloading, or the writer was killed. Checked
+ * between lock holds, so that unloading waits for one batch of a list,
+ * not a whole list (seconds on an order-0 list of a large node).
+ */
+static bool zs_stop(void)
+{
+	return READ_ONCE(zs_exiting) || fatal_signal_pending(current);
+}
+
+/* Between two lock holds of a list walk: lets others run, then says
+ * whether the run stops here (r->err = -EINTR). */
+static bool zs_between_holds(struct zs_run *r, int mt, unsigned long next_pfn)
+{
+	cond_resched();
+	if (mt == MIGRATE_MOVABLE)	/* the long lists */
+		zs_test_at(ZS_TP_RESUMED, next_pfn);
+	if (!zs_stop())
+		return false;
+	r->err = -EINTR;
+	return true;
+}
+
 /*
  * Records the blocks of free_area[order].free_list[mt] into r->blocks in
  * hand-out order (head first), ZS_BATCH entries per lock hold. The walk
@@ -341,7 +366,8 @@ static size_t zs_snapshot(struct zs_run *r, struct zone *zone, unsigned int orde
 		spin_unlock_irqrestore(&zone->lock, flags);
 		if (!done) {
 			cursor = r->blocks[n - 1];
-			cond_resched();
+			if (zs_between_holds(r, mt, cursor))
+				return 0;
 		}
 	}
 	for (i = 0; i < n / 2; i++)
@@ -357,7 +383,8 @@ static size_t zs_snapshot(struct zs_run *r, struct zone *zone, unsigned int orde
  * snapshot are skipped, never touched. Moving a block within its list
  * changes neither the area's nr_free nor any per-migratetype count.
  * Blocks not in the snapshot (freed meanwhile, or beyond a partial walk)
- * end up behind the sorted ones.
+ * end up behind the sorted ones. Stopped early (zs_stop), the list keeps
+ * the blocks moved so far at its head: a valid list, partly sorted.
  */
 static void zs_apply(struct zs_run *r, struct zone *zone, unsigned int order, int mt, size_t n)
 {
@@ -389,7 +416,8 @@ static void zs_apply(struct zs_run *r, struct zone *zone, unsigned int order, in
 		zs_hold_done(r, t0);
 		zs_note_hold(ZS_BATCH - budget);
 		spin_unlock_irqrestore(&zone->lock, flags);
-		cond_resched();
+		if (i > 0 && zs_between_holds(r, mt, r->blocks[i - 1]))
+			return;
 	}
 }
 
@@ -458,14 +486,6 @@ static void zs_count_pcp(struct zs_run *r, struct zone *zone, int mt, bool thp)
 #endif
 }
 
-static bool zs_exiting;
-
-/* Stops a run early: module unloading, or the writer was killed. */
-static bool zs_stop(void)
-{
-	return READ_ONCE(zs_exiting) || fatal_signal_pending(current);
-}
-
 /*
  * Sorts (apply) or only measures (!apply) every free list of node nid.
  * Migratetypes are independent (an allocation draws from its own type's
@@ -516,6 +536,8 @@ static void zs_walk_node(struct zs_run *r, bool apply)
 						r->est[1].taken >= r->est[1].want)))
 					continue;
 				n = zs_snapshot(r, zone, order, mt);
+				if (r->err)
+					break;
 				/* An empty list can still have held blocks
 				 * for the quarantine to pick. */
 				if (!n && !(apply && small && mt == MIGRATE_MOVABLE))

@@ -131,6 +131,7 @@ static const char *const zs_test_point_names[ZS_TP_NR] = {
 	[ZS_TP_CLAIMED] = "claimed",
 	[ZS_TP_TAKEN] = "taken",
 	[ZS_TP_CALLBACK] = "callback",
+	[ZS_TP_RESUMED] = "resumed",
 };
 
 static const char *const zs_test_action_names[] = {
@@ -199,7 +200,7 @@ static int zs_test_at_set(const char *val, const struct kernel_param *kp)
 	if (strcmp(buf, "none")) {
 		while ((spec = strsep(&s, ",")) != NULL) {
 			if (n == ZS_TEST_ARMS || zs_test_parse_arm(spec, &arms[n])) {
-				pr_warn("test_at: '%s' is not point[@pfn]:pause:ms, point[@pfn]:refuse:ms or point[@pfn]:shrink (points: picking, claimed, taken, callback; at most %d)\n",
+				pr_warn("test_at: '%s' is not point[@pfn]:pause:ms, point[@pfn]:refuse:ms or point[@pfn]:shrink (points: picking, claimed, taken, callback, resumed; at most %d)\n",
 					spec, ZS_TEST_ARMS);
 				return -EINVAL;
 			}

@@ -16,6 +16,7 @@ enum zs_test_point {
 	ZS_TP_CLAIMED,	/* an isolation callback claimed a block to give back */
 	ZS_TP_TAKEN,	/* a block just taken is held, before its isolation check */
 	ZS_TP_CALLBACK,	/* an isolation or migration callback begins */
+	ZS_TP_RESUMED,	/* a sort's walk of a movable list dropped zone->lock (pfn: next block) */
 	ZS_TP_NR,
 };
 

@@ -37,7 +37,7 @@ need qemu-system-x86_64 busybox cpio gcc make perl modprobe
 
 # The phases the guest runs (all by default; ZS_RACES_PHASES=a,b runs
 # some, to see one race alone).
-PHASES=${ZS_RACES_PHASES:-unload,partial,picking,taken,drain,late,putback,shrink}
+PHASES=${ZS_RACES_PHASES:-unload,partial,picking,taken,drain,late,putback,stop,shrink}
 phase() { case ",$PHASES," in *",$1,"*) return 0 ;; esac; return 1; }
 # ZS_RACES_POISON=0 leaves freed descriptors unpoisoned (a read after
 # free then passes unseen: only to see what else such a race does).
@@ -118,6 +118,16 @@ races_test() {
 			"$(g unload_rmmod_cs) >= 150 && $(g unload_rmmod_cs) <= 1000"
 		is "$(km_lines "$log" unload_dmesg | grep -E 'BUG|Oops|general protection|unable to handle|Objects remaining')" "" \
 			"$s: ... and the kernel log after it shows no crash and no descriptor left in the cache"
+	fi
+
+	# rmmod while a sort walks a list: the sort stops between two lock
+	# holds (eight 1.5 s pauses armed at its next resumptions).
+	if phase stop; then
+		is "$(g stop_paused)" yes "$s: a sort's list walk paused between two lock holds"
+		is "$(g stop_rmmod_rc)" 0 "$s: rmmod during that walk succeeded"
+		num_ok "$s: ... and stopped the walk at its next resumption: rmmod took $(g stop_rmmod_cs) cs, within one pause and a second, not the seven pauses left" \
+			"$(g stop_rmmod_cs) <= 250"
+		cmp_ok "$(g stop_sort_rc)" -ne 124 "$s: ... and the sort's writer returned ($(g stop_sort))"
 	fi
 
 	# Partial unplug over a held 4 MiB block.

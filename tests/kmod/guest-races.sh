@@ -396,6 +396,24 @@ phase_putback() {
 	step putback_insmod 30 insmod /zonesort.ko
 }
 
+# --- stop: rmmod while a sort walks a free list. With test_batch=1 the
+# walk drops zone->lock after every entry; eight arms pause it 1.5 s at
+# each of its next eight resumptions. Unloading must stop the sort at the
+# next resumption, not at the end of the list: rmmod returns within about
+# one pause, where finishing the list would take the other seven.
+phase_stop() {
+	step stop_batch 10 sh -c "echo 1 > $P/test_batch"
+	n0=$(fired)
+	echo "$(for _i in 1 2 3 4 5 6 7 8; do printf 'resumed:pause:1500,'; done | sed 's/,$//')" > $P/test_at
+	bg stop_sort 120 zstest write $Z/nodeid 0
+	SORTER=$BG
+	M stop_paused=$(wait_fired $((n0 + 1)) 60 && echo yes || echo no)
+	unload stop_rmmod
+	wait $SORTER
+	M stop_sort_rc=$? stop_sort=$(out stop_sort | tr ' ' _)
+	step stop_insmod 30 insmod /zonesort.ko
+}
+
 # --- shrink: held blocks at the start of ZONE_MOVABLE, where compaction
 # begins; the first isolation or migration callback runs the shrinker
 # over everything held, as reclaim entered from that thread would.
@@ -422,7 +440,7 @@ phase_shrink() {
 phase_other
 step insmod 30 insmod /zonesort.ko
 M contig_fn=$(contig_on)
-for phase in $(echo ${ZS_RACES_PHASES:-unload,partial,picking,taken,drain,late,putback,shrink} | tr , " "); do
+for phase in $(echo ${ZS_RACES_PHASES:-unload,partial,picking,taken,drain,late,putback,stop,shrink} | tr , " "); do
 	phase_$phase
 done
 
