@@ -216,6 +216,8 @@ cycles=0
 while [ $(($(date +%s) - START)) -lt $DUR ]; do
 	nap $((CYCLE * 500)) $((CYCLE * 1500))
 	[ $(($(date +%s) - START)) -lt $DUR ] || break
+	# What the unload has to give back (0 with the quarantine off).
+	M cycle_held_pages=$(cat $Z/node*/quarantine_held_pages 2> /dev/null | awk '{ n += $1 } END { print n + 0 }')
 	unload cycle_rmmod || break
 	rnd 3
 	case $R in

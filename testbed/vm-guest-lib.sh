@@ -152,16 +152,31 @@ vmem_online() {
 }
 
 # unload NAME: rmmod zonesort, timed on the guest's clock (NAME_rc,
-# NAME_cs; the time also appended to /tmp/rmmod_cs). Should it take over
-# 60 s, a watcher raises the console log level and copies the blocked
-# tasks' and every CPU's stacks, with the kernel log's tail, to the
-# console: an unload that never ends names where it waits.
+# NAME_cs; the time also appended to /tmp/rmmod_cs). A watcher names
+# where a slow unload spends its time: past ZS_UNLOAD_SAMPLE_S seconds
+# (8 by default, under the tests' 10 s bound) it copies the rmmod task's
+# kernel stack to the console three times, a second apart
+# (ZSTEST_UNLOAD_STACK lines), then every CPU's stack with the kernel
+# log's tail (ZSTEST_UNLOAD_CPUS lines); past 60 s it raises the console
+# log level and copies the blocked tasks' and every CPU's stacks, with
+# the kernel log's tail, to the console: an unload that never ends names
+# where it waits.
 unload() {
-	bg unload_watch 120 sh -c 'sleep 60; echo 7 > /proc/sys/kernel/printk; echo 1 > /proc/sys/kernel/sysrq;
+	bg unload_watch 120 sh -c '
+		sleep ${ZS_UNLOAD_SAMPLE_S:-8}
+		_p=$(cat /tmp/rmmod.pid)
+		for _k in 1 2 3; do
+			sed "s/^/ZSTEST_UNLOAD_STACK $_k /" /proc/$_p/stack > /dev/console 2> /dev/null
+			sleep 1
+		done
+		echo 1 > /proc/sys/kernel/sysrq; echo l > /proc/sysrq-trigger; sleep 1
+		dmesg | tail -50 | sed "s/^/ZSTEST_UNLOAD_CPUS /" > /dev/console
+		sleep $((56 - ${ZS_UNLOAD_SAMPLE_S:-8}))
+		echo 7 > /proc/sys/kernel/printk; echo 1 > /proc/sys/kernel/sysrq
 		echo w > /proc/sysrq-trigger; echo l > /proc/sysrq-trigger; dmesg | tail -60 > /dev/console'
 	_w=$BG
 	_t0=$(now_cs)
-	timeout 300 rmmod zonesort > $OUT/$1 2>&1
+	timeout 300 sh -c 'echo $$ > /tmp/rmmod.pid && exec rmmod zonesort' > $OUT/$1 2>&1
 	_rc=$?
 	_cs=$(($(now_cs) - _t0))
 	stop $_w
