@@ -26,8 +26,11 @@
 #   readers     reads every file of the module's sysfs and debugfs
 # (ZS_TORTURE_WORKERS, comma-separated, runs some of them only), and in
 # the foreground rmmod and insmod again every ZS_CYCLE_S seconds
-# (each rmmod timed; an unload watcher dumps the blocked tasks' stacks
-# should one take more than 60 s).
+# (each rmmod timed, with the pages it had to give back; an unload
+# watcher dumps the blocked tasks' stacks should one take more than 60 s).
+# ZS_TORTURE_MAX_PERMILLE (1-1000, unset by default) is a ceiling on
+# quarantine_max_permille for the whole run: every load and every toggle
+# stays at or below it, which bounds what an rmmod gives back.
 # At the end: workers stopped, virtio-mem and huge pages back as they
 # were, a final load, sorts, release, rmmod; MemFree, Balloon, offline
 # pages (kpageflags) and KReclaimable against their values before that
@@ -41,7 +44,8 @@ SEED=${ZS_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 KO=/zonesort.ko
 D=/sys/kernel/debug/zonesort
 Q=$Z/quarantine
-M seed=$SEED torture_s=$DUR cycle_s=$CYCLE kernel=$(uname -r)
+CAP=${ZS_TORTURE_MAX_PERMILLE:-}
+M seed=$SEED torture_s=$DUR cycle_s=$CYCLE kernel=$(uname -r) max_permille_cap=$CAP
 mount -t debugfs debugfs /sys/kernel/debug
 echo 1 > /proc/sys/kernel/sysrq
 # A task blocked for 30 s is reported (the detector's default is 120 s).
@@ -53,6 +57,13 @@ rnd() {
 	S=$(((S * 1103515245 + 12345) % 2147483648))
 	R=$(((S / 65536) % $1))
 }
+# pm PERMILLE: PERMILLE, or the run's ceiling when that is lower.
+pm() {
+	if [ -n "$CAP" ] && [ "$1" -gt "$CAP" ]; then echo $CAP; else echo $1; fi
+}
+# What every load passes: the module's default (500), or the ceiling.
+KOCAP=
+[ -z "$CAP" ] || KOCAP=quarantine_max_permille=$(pm 500)
 # nap MS_MIN MS_MAX: sleeps a random time in [MIN, MAX] milliseconds.
 nap() {
 	rnd $(($2 - $1 + 1))
@@ -175,7 +186,7 @@ worker_toggles() {
 		3) rnd 4
 			set -- 10 100 500 1000
 			shift $R
-			[ -e $Q/max_permille ] && echo $1 > $Q/max_permille && act max_permille $1 ;;
+			[ -e $Q/max_permille ] && echo $(pm $1) > $Q/max_permille && act max_permille $(pm $1) ;;
 		4) [ -e $Q/release ] && echo 1 > $Q/release && act release ;;
 		5) [ -e $Z/node0/quarantine_release ] && echo 1 > $Z/node0/quarantine_release && act release0 ;;
 		6) rnd 2
@@ -203,8 +214,8 @@ worker_readers() {
 # needs to hold).
 bg torture_age 3000 zstest age ${ZS_TORTURE_AGE_MIB:-300} 1 20 /tmp/torture_age.ready
 ready torture_age_ready /tmp/torture_age.ready $BG 300
-step insmod0 30 insmod $KO
-rm -f /tmp/torture.stop /tmp/workers /tmp/rmmod_cs
+step insmod0 30 insmod $KO $KOCAP
+rm -f /tmp/torture.stop /tmp/workers /tmp/rmmod_cs /tmp/rmmod_held_cs
 n=0
 for w in $(echo ${ZS_TORTURE_WORKERS:-sorter,timer,compactor,hotplug,vmem,huge,pressure,toggles,readers} | tr , " "); do
 	n=$((n + 1))
@@ -217,13 +228,17 @@ while [ $(($(date +%s) - START)) -lt $DUR ]; do
 	nap $((CYCLE * 500)) $((CYCLE * 1500))
 	[ $(($(date +%s) - START)) -lt $DUR ] || break
 	# What the unload has to give back (0 with the quarantine off).
-	M cycle_held_pages=$(cat $Z/node*/quarantine_held_pages 2> /dev/null | awk '{ n += $1 } END { print n + 0 }')
-	unload cycle_rmmod || break
+	held=$(cat $Z/node*/quarantine_held_pages 2> /dev/null | awk '{ n += $1 } END { print n + 0 }')
+	M cycle_held_pages=$held
+	unload cycle_rmmod
+	unloaded=$?
+	echo "$held:$(tail -1 /tmp/rmmod_cs)" >> /tmp/rmmod_held_cs
+	[ $unloaded = 0 ] || break
 	rnd 3
 	case $R in
-	0) step cycle_insmod 30 insmod $KO ;;
-	1) step cycle_insmod 30 insmod $KO quarantine_max_permille=100 ;;
-	2) step cycle_insmod 30 insmod $KO quarantine=N ;;
+	0) step cycle_insmod 30 insmod $KO $KOCAP ;;
+	1) step cycle_insmod 30 insmod $KO quarantine_max_permille=$(pm 100) ;;
+	2) step cycle_insmod 30 insmod $KO quarantine=N $KOCAP ;;
 	esac
 	cycles=$((cycles + 1))
 done
@@ -232,7 +247,9 @@ for p in $(cat /tmp/workers); do
 	wait $p
 done
 M sort_held_max=$(sed -n 's/.* held=\([0-9][0-9]*\).*/\1/p' /tmp/tlog/sorter.log | sort -n | tail -1)
+# Each cycle's rmmod as HELD_PAGES:CENTISECONDS, comma-separated.
 M cycles=$cycles rmmod_cs_max=$(sort -n /tmp/rmmod_cs | tail -1) rmmods=$(wc -l < /tmp/rmmod_cs) \
+	rmmod_held_cs=$(cat /tmp/rmmod_held_cs 2> /dev/null | tr '\n' , | sed 's/,$//') \
 	actions=$(cat /tmp/tlog/*.log | wc -l)
 for f in /tmp/tlog/*.log; do
 	M actions_$(basename $f .log)=$(wc -l < $f)
@@ -242,7 +259,7 @@ cat /tmp/tlog/*.err > $OUT/worker_err
 cap worker_err worker_err
 
 # --- Back as it was: the quiet end.
-[ -d /sys/module/zonesort ] || step end_insmod 30 insmod $KO
+[ -d /sys/module/zonesort ] || step end_insmod 30 insmod $KO $KOCAP
 echo 0 > $Z/sort_interval
 echo "ZSTEST_HOST resize vm0 $((VMEM * 1048576))"
 echo 0 > $H2
@@ -271,7 +288,7 @@ ready end_age_ready /tmp/end_age.ready $BG 300
 echo 1 > /proc/sys/vm/stat_refresh
 M base_memfree_kb=$(free_kb) base_balloon_kb=$(mi Balloon) base_kreclaimable_kb=$(mi KReclaimable) \
 	base_offline_pages=$(offline_pages) base_memtotal_kb=$(mi MemTotal)
-step end_insmod 30 insmod $KO
+step end_insmod 30 insmod $KO $KOCAP
 step end_sorts 300 zstest writes $Z/nodeid 0 3
 M end_held_pages=$(cat $Z/node0/quarantine_held_pages) end_memfree_held_kb=$(free_kb) \
 	end_enabled=$(cat $Q/enabled) $(sed 's/\([A-Za-z]*\)=/end_sorts_\1=/g' $OUT/end_sorts)

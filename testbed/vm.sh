@@ -594,6 +594,14 @@ km_torture_check() {
 	diag "$s: $(g cycles) rmmod/insmod cycles, $(g actions) worker actions (sorter $(g actions_sorter), hotplug $(g actions_hotplug), vmem $(g actions_vmem), huge $(g actions_huge), pressure $(g actions_pressure), toggles $(g actions_toggles), compactor $(g actions_compactor))"
 	cmp_ok "$(g rmmods)" -ge 2 "$s: rmmod ran under load ($(g rmmods) times)"
 	cmp_ok "$(g rmmod_cs_max)" -le 1000 "$s: every rmmod returned within 10 s (longest $(g rmmod_cs_max) cs)"
+	is "$(g rmmod_held_cs | tr , '\n' | grep -c .)" "$(g cycles)" "$s: each cycle's rmmod recorded with the pages it gave back"
+	if [ -n "$(g max_permille_cap)" ]; then
+		# The guest's cache: 256 MiB, 65536 pages (km_torture).
+		local most
+		most=$(g rmmod_held_cs | tr , '\n' | cut -d: -f1 | sort -n | tail -1)
+		cmp_ok "${most:-0}" -le $(($(g max_permille_cap) * 65536 / 1000)) \
+			"$s: no rmmod had more to give back than the ceiling of $(g max_permille_cap) per mille of the cache (most ${most:-0} pages)"
+	fi
 	cmp_ok "$(g sort_held_max)" -gt 0 "$s: sorts during the torture held pages (at most $(g sort_held_max))"
 	cmp_ok "$(g end_held_pages)" -gt 0 "$s: the final sorts held pages ($(g end_held_pages))"
 	is "$(g end_released_pages)/$(g end_released_blocks)" 0/0 "$s: ... and release left nothing held"

@@ -44,6 +44,16 @@ is "$?" 2 "a marker naming a missing file is an error"
 like "$out" "bench/no-such-file.jsonl" "... naming the file"
 printf '<!-- recompute: nonsense x -->\n' > "$work/kind.md"
 like "$("$rr" "$work/kind.md" 2>&1)" "unknown table kind" "an unknown table kind is an error"
+# The torture runs' rmmod table: three rmmods on the line
+# 2 s + 0.5 ms per held page give that line back, and the ceiling's pages
+# are 125/1000 of the guest's 65536-page cache.
+printf '%s\n' '{"kernel":"k","debug":true,"seed":7,"max_permille_cap":125,"rmmod_held_cs":[[0,200],[2000,300],[8000,600]]}' \
+	'{"kernel":"old","debug":true,"seed":8,"rmmod_cs_max":1}' > "$work/torture.jsonl"
+out=$("$rr" --table torture-rmmods "$work/torture.jsonl" 2>&1)
+is "$?" 0 "the torture rmmod table is made"
+like "$out" "\| k \(debug\) \| 7 \| 125 \(at most 8192 pages\) \| 3 \| 2000 / 8000 \| 3.00 / 6.00 \| 2.00 \| 2.00 s \+ 500 us x pages \| 0 \|" \
+	"... with the held pages, the seconds and the line through them"
+unlike "$out" "\| old " "... and without the runs that did not record each rmmod"
 # Command-line mistakes are named, with what is accepted.
 out=$("$rr" --bogus 2>&1)
 is "$?" 2 "an unknown option is an error"
