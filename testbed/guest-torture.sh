@@ -20,6 +20,10 @@
 #   huge        2 MiB hugetlb pages (0-64), and a 1 GiB page now and then
 #   pressure    takes most of the available memory for a moment
 #               (reclaim, the quarantine's shrinker)
+#   ager        faults in 64-192 MiB, frees it in random order but for
+#               5%, keeps those 1-5 s: fresh colliding free blocks for
+#               the sorts to hold (compaction and the pressure worker
+#               leave mostly large blocks, which no sort needs to hold)
 #   toggles     quarantine on/off, quarantine_max_permille, release
 #               (every node's or node 0's), the overflow order (pile or
 #               spread) between sorts
@@ -169,12 +173,42 @@ worker_huge() {
 		nap 1000 4000
 	done
 }
-worker_pressure() {
+# The pressure worker and the ager take memory in turn (mkdir is atomic):
+# a burst sized by MemAvailable while the ager faults in more would end
+# in the OOM killer. Each waits for its turn and naps after giving it up.
+memturn() {
 	while running; do
+		mkdir /tmp/memturn 2> /dev/null && return 0
+		sleep 0.2
+	done
+	return 1
+}
+worker_pressure() {
+	while memturn; do
 		avail=$(mi MemAvailable)
 		act pressure $((avail / 1024 - 96))
 		[ $((avail / 1024)) -gt 160 ] && timeout 30 zstest burst $(((avail / 1024 - 96) * 1048576)) > /dev/null
+		rmdir /tmp/memturn
 		nap 3000 8000
+	done
+}
+worker_ager() {
+	while memturn; do
+		rnd 129
+		act age $((R + 64))
+		rm -f /tmp/ager.ready
+		zstest age $((R + 64)) 1 50 /tmp/ager.ready > /dev/null &
+		_p=$!
+		_i=0
+		while [ ! -e /tmp/ager.ready ] && [ $_i -lt 600 ] && kill -0 $_p 2> /dev/null; do
+			sleep 0.1
+			_i=$((_i + 1))
+		done
+		nap 1000 5000
+		kill $_p 2> /dev/null
+		wait $_p
+		rmdir /tmp/memturn
+		nap 2000 6000
 	done
 }
 worker_toggles() {
@@ -215,21 +249,27 @@ worker_readers() {
 bg torture_age 3000 zstest age ${ZS_TORTURE_AGE_MIB:-300} 1 20 /tmp/torture_age.ready
 ready torture_age_ready /tmp/torture_age.ready $BG 300
 step insmod0 30 insmod $KO $KOCAP
-rm -f /tmp/torture.stop /tmp/workers /tmp/rmmod_cs /tmp/rmmod_held_cs
+rm -rf /tmp/torture.stop /tmp/workers /tmp/memturn /tmp/rmmod_cs /tmp/rmmod_held_cs
 n=0
-for w in $(echo ${ZS_TORTURE_WORKERS:-sorter,timer,compactor,hotplug,vmem,huge,pressure,toggles,readers} | tr , " "); do
+for w in $(echo ${ZS_TORTURE_WORKERS:-sorter,timer,compactor,hotplug,vmem,huge,pressure,ager,toggles,readers} | tr , " "); do
 	n=$((n + 1))
 	worker $w $n
 done
 START=$(date +%s)
 S=$SEED
 cycles=0
+# The pages the quarantine took, over the module's loads (its own count,
+# which an unload resets: read before each): whether the torture held
+# anything at all, which the sorter's samples can miss.
+taken_pages() { sed -n 's/^taken_pages_total=//p' $Q/stats 2> /dev/null | grep . || echo 0; }
+TAKEN=0
 while [ $(($(date +%s) - START)) -lt $DUR ]; do
 	nap $((CYCLE * 500)) $((CYCLE * 1500))
 	[ $(($(date +%s) - START)) -lt $DUR ] || break
 	# What the unload has to give back (0 with the quarantine off).
 	held=$(cat $Z/node*/quarantine_held_pages 2> /dev/null | awk '{ n += $1 } END { print n + 0 }')
 	M cycle_held_pages=$held
+	TAKEN=$((TAKEN + $(taken_pages)))
 	unload cycle_rmmod
 	unloaded=$?
 	echo "$held:$(tail -1 /tmp/rmmod_cs)" >> /tmp/rmmod_held_cs
@@ -246,7 +286,13 @@ touch /tmp/torture.stop
 for p in $(cat /tmp/workers); do
 	wait $p
 done
+M torture_taken_pages=$((TAKEN + $(taken_pages)))
 M sort_held_max=$(sed -n 's/.* held=\([0-9][0-9]*\).*/\1/p' /tmp/tlog/sorter.log | sort -n | tail -1)
+# What each sort returned (ok, or the errno's name), counted, and how
+# many left pages held: sort_results=ok:N,EBUSY:N,... sorts_holding=N.
+M sort_results=$(awk '$2 == "sort" { n[$3 == "" || $3 ~ /=/ ? "none" : $3]++ }
+	END { for (k in n) printf "%s%s:%d", c++ ? "," : "", k, n[k] }' /tmp/tlog/sorter.log) \
+	sorts_holding=$(grep -c ' held=[1-9]' /tmp/tlog/sorter.log)
 # Each cycle's rmmod as HELD_PAGES:CENTISECONDS, comma-separated.
 M cycles=$cycles rmmod_cs_max=$(sort -n /tmp/rmmod_cs | tail -1) rmmods=$(wc -l < /tmp/rmmod_cs) \
 	rmmod_held_cs=$(cat /tmp/rmmod_held_cs 2> /dev/null | tr '\n' , | sed 's/,$//') \
@@ -254,6 +300,10 @@ M cycles=$cycles rmmod_cs_max=$(sort -n /tmp/rmmod_cs | tail -1) rmmods=$(wc -l 
 for f in /tmp/tlog/*.log; do
 	M actions_$(basename $f .log)=$(wc -l < $f)
 done
+# The switches, in order (uptime and action), for a run whose sorts held
+# nothing.
+cp /tmp/tlog/toggles.log $OUT/toggles 2> /dev/null || : > $OUT/toggles
+cap toggles toggles
 # What the workers printed (errors of the commands they ran).
 cat /tmp/tlog/*.err > $OUT/worker_err
 cap worker_err worker_err
