@@ -54,6 +54,25 @@ is "$?" 0 "the torture rmmod table is made"
 like "$out" "\| k \(debug\) \| 7 \| 125 \(at most 8192 pages\) \| 3 \| 2000 / 8000 \| 3.00 / 6.00 \| 2.00 \| 2.00 s \+ 500 us x pages \| 0 \|" \
 	"... with the held pages, the seconds and the line through them"
 unlike "$out" "\| old " "... and without the runs that did not record each rmmod"
+# The buffer-size table: jobs keyed by their run line's overflow= and
+# buffer; 0.9, 0.8 and 0.7 of a 2x buffer colliding leave 10%, 20% and
+# 30% of its pages alone, median 20%; a second run line starts a new key.
+{
+	echo '{"run":{"command":"c","overflow":"pile","buffer":2}}'
+	for f in 0.9 0.7 0.8; do
+		echo "{\"job\":{\"run\":1,\"kernel\":\"6.12.1\",\"mode\":\"on\",\"level\":0,\"job\":{\"buffer_fraction\":$f,\"buffer_pages\":32766,\"random\":0.8647}}}"
+	done
+	echo '{"run":{"command":"c","overflow":"spread","buffer":2}}'
+	echo '{"job":{"run":1,"kernel":"7.2.13","mode":"on","level":0,"job":{"buffer_fraction":0.5,"buffer_pages":32766,"random":0.8647}}}'
+} > "$work/buffer.jsonl"
+out=$("$rr" --table churn-buffer "$work/buffer.jsonl" 2>&1)
+is "$?" 0 "the buffer-size churn table is made"
+like "$out" "\| 6.12 \| pile \| on \| 2x \| 0x \| 3 \| 32766 \| 80.0% \(70.0-90.0\) \| 20.0% \(10.0-30.0\) \| 86.5% \|" \
+	"... with the median and range of the pages colliding and alone"
+like "$out" "\| 7.x \| spread \| on \| 2x \| 0x \| 1 \| 32766 \| 50.0% \| 50.0% \| 86.5% \|" "... one row per run line's overflow="
+printf '%s\n' '{"job":{"mode":"on"}}' > "$work/nojob.jsonl"
+like "$("$rr" --table churn-buffer "$work/nojob.jsonl" 2>&1)" "a job line before any run line" \
+	"... and a job line without its run line is an error"
 # Command-line mistakes are named, with what is accepted.
 out=$("$rr" --bogus 2>&1)
 is "$?" 2 "an unknown option is an error"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The long-run scripts refuse a bad argument before they boot or install
 # anything: bench/kmod-torture's series, minutes, seed and environment
-# settings, scripts/install-deps' package names. Each message names the
+# settings, bench/churn-effect's --buffer, scripts/install-deps' package
+# names. Each message names the
 # bad value and what is accepted; the exit status is 2.
 . "$(dirname "$0")/../../testbed/tap.sh"
 . "$(dirname "$0")/../../testbed/env.sh"
@@ -28,6 +29,17 @@ for v in 0 1001 0125 12.5 ''; do
 		env ZS_TORTURE_MAX_PERMILLE=$v "$torture" 7
 done
 
+churn=$ZS_SRCDIR/bench/churn-effect
+rm -f "$ZS_BUILDDIR/bench-args-churn.jsonl"
+for v in 0 0.0 02 .5 1e3 x; do
+	refused "churn-effect --buffer '$v'" "churn-effect: --buffer '$v': want a multiple of the cache above 0, e.g. 0.5 or 2" \
+		"$churn" --buffer "$v" --out /dev/null
+done
+refused "churn-effect --buffer 10 --mem 768M" "churn-effect: --buffer '10': want 3 pages or more and at most 3/4 of --mem 768M" \
+	"$churn" --buffer 10 --mem 768M --cache 64M --out "$ZS_BUILDDIR/bench-args-churn.jsonl"
+refused "churn-effect --buffer 0.00001" "churn-effect: --buffer '0.00001': want 3 pages or more" \
+	"$churn" --buffer 0.00001 --out "$ZS_BUILDDIR/bench-args-churn.jsonl"
+ok "... and a refused --buffer wrote no data" [ ! -e "$ZS_BUILDDIR/bench-args-churn.jsonl" ]
 if [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
 	refused "install-deps --packages without names" "--packages needs at least one package name" \
 		"$ZS_SRCDIR/scripts/install-deps" --packages
