@@ -106,14 +106,14 @@ slab_stuck() {
 # the kernel failed to isolate was the module's; else done, or refused
 # with the kernel's reason.
 offline_ok() {
-	local s=$1 t=$2 what=$3 must=$4 rc cs lines
+	local s=$1 t=$2 what=$3 must=$4 rc cs lines flags
 	rc=$(km_get "$LOG" "${t}_rc") cs=$(km_get "$LOG" "${t}_cs")
-	lines=$(km_lines "$LOG" "${t}_dmesg")
+	lines=$(km_lines "$LOG" "${t}_dmesg") flags=$(km_lines "$LOG" "${t}_flags")
 	diag "$s $what: rc $rc in $cs cs; kernel log: $(printf '%s\n' "$lines" | grep -c 'memory offlining') offlining lines, $(printf '%s\n' "$lines" | grep -c 'failed to isolate pfn') 'failed to isolate pfn'"
 	printf '%s\n' "$lines" | grep -E 'offlining|isolate' | head -3 | sed 's/^/#   /'
 	if [ -n "$(km_get "$LOG" "${t}_paused_cs")" ]; then
 		diag "$s $what: still running after 12 s with $(km_get "$LOG" "${t}_stuck_held") pages held and $(km_get "$LOG" "${t}_stuck_sorts") sorts so far; the sort loop paused at $(km_get "$LOG" "${t}_paused_cs") cs; the block's kpageflags words (flags pages first-pfn):"
-		km_lines "$LOG" "${t}_flags" | head -12 | sed 's/^/#   /'
+		printf '%s\n' "$flags" | head -12 | sed 's/^/#   /'
 	fi
 	# A kernel-zone block can hold the kernel's own order-0 slab pages.
 	# Since 7.x slab allocates frozen pages (reference count 0), which
@@ -121,8 +121,6 @@ offline_ok() {
 	# migrate, retries until a signal. An offline of such a block still
 	# running after 10 s is the kernel's own when its kpageflags, read
 	# while it was stuck, show nothing but free pages and those.
-	local flags
-	flags=$(km_lines "$LOG" "${t}_flags")
 	if [ "$must" != yes ] && [ "${cs:-0}" -gt 1000 ] && [ -n "$flags" ]; then
 		ok "$s: $what, still retrying after 10 s, had nothing in the block but free pages and the kernel's own order-0 slab pages" \
 			slab_stuck "$flags"
