@@ -11,7 +11,8 @@
 # an "off" job beside it would not be unsorted. One line per cycle:
 #   ZSDECAY {"mode":M,"cycle":N,"t":S,"fraction":F,"tool":F,"random":F,...}
 # (fraction: the job's own reading of its fresh memory, fraction_all of
-# every page it maps; tool: zonesort conflicts --job; held_pages,
+# every page it maps, kinds the pages besides the buffer by what maps
+# them (_gn_kinds); tool: zonesort conflicts --job; held_pages,
 # peak_pages, max_pages: the module's quarantine for node 0
 # right after the measurement). Stops after ZS_CYCLES cycles or when
 # ZS_WALL_S seconds of guest time have passed at the end of a cycle,
@@ -65,7 +66,7 @@ for c in $(seq 0 "$ZS_CYCLES"); do
 	echo "$m"
 	[ $rc -eq 0 ] || { M "step_measure_$c=$rc"; failed=1; break; }
 	line=$(grep '^ZSTEST \(job\|long\)_[^ ]*=ok ' <<< "$m" | head -1)
-	printf 'ZSDECAY {"mode":"%s","cycle":%d,"t":%d,"fraction":%s,"fraction_all":%s,"pages_all":%s,"tool":%s,"tool_pages":%s,"random":%s,"module_estimate":%s,"module_floor":%s,"sorts_during":%s,"free_at_go":%s,"freed_during":%s,"reclaimed_during":%s,"compacted_during":%s,"released_during":%s,"sort_ms":%s,"compact_scanned":%s,"held_pages":%s,"peak_pages":%s,"max_pages":%s,"short_pages":%s,"huge_pages":%s,"delay_ms":%s}\n' \
+	printf 'ZSDECAY {"mode":"%s","cycle":%d,"t":%d,"fraction":%s,"fraction_all":%s,"pages_all":%s,"tool":%s,"tool_pages":%s,"random":%s,"module_estimate":%s,"module_floor":%s,"sorts_during":%s,"free_at_go":%s,"freed_during":%s,"reclaimed_during":%s,"compacted_during":%s,"released_during":%s,"sort_ms":%s,"compact_scanned":%s,"held_pages":%s,"peak_pages":%s,"max_pages":%s,"short_pages":%s,"huge_pages":%s,"delay_ms":%s,"kinds":%s}\n' \
 		"$ZS_MODE" "$c" $((SECONDS - start)) "$(_num "$(_field "$line" reader)")" \
 		"$(_num "$(_field "$line" reader_all)")" "$(_num "$(_field "$line" reader_all_pages)")" \
 		"$(_num "$(_field "$line" tool)")" "$(_num "$(_field "$line" tool_pages)")" \
@@ -78,7 +79,7 @@ for c in $(seq 0 "$ZS_CYCLES"); do
 		"$(_num "$(_field "$line" quar_held)")" "$(_num "$(_field "$line" quar_peak)")" \
 		"$(_num "$(_field "$line" quar_max)")" \
 		"$(_num "$(_field "$line" quar_short)")" "$(_num "$(_field "$line" huge_pages)")" \
-		"$(_num "$(_field "$line" delay_ms)")"
+		"$(_num "$(_field "$line" delay_ms)")" "$(_num "$(_field "$line" kinds)")"
 	[ $((SECONDS - start)) -ge "$ZS_WALL_S" ] && break
 done
 M cycles_done=$c wall_s=$((SECONDS - start))

@@ -95,6 +95,20 @@ gn_age() {
 # _gn_field LINE KEY: value of KEY=... in a NODEJOB line.
 _gn_field() { tr ' ' '\n' <<< "$1" | sed -n "s/^$2=//p"; }
 
+# _gn_kinds LINE: the other pages of a NODEJOB line by what maps them, as
+# JSON without spaces: {"buffer_conflicting_all":N,"exe":[pages,conflicting,
+# with_buffer],"lib":[...],"anon":[...],"special":[...]}; null when the
+# line has none.
+_gn_kinds() {
+	local k out
+	[ -n "$(_gn_field "$1" exe_pages)" ] || { echo null; return; }
+	out="{\"buffer_conflicting_all\":$(_gn_field "$1" buffer_conflicting_all)"
+	for k in exe lib anon special; do
+		out+=",\"$k\":[$(_gn_field "$1" "${k}_pages"),$(_gn_field "$1" "${k}_conflicting"),$(_gn_field "$1" "${k}_with_buffer")]"
+	done
+	echo "$out}"
+}
+
 # _gn_result_or_gone FILE PID: the job wrote its result, or it is gone.
 _gn_result_or_gone() { [ -e "$1" ] || ! kill -0 "$2" 2>/dev/null; }
 
@@ -146,7 +160,7 @@ gn_job() {
 	fi
 	M "job_$tag=ok mode=$mode job=$job srun_rc=$src conflicts_rc=$rc" \
 		"reader=$(_gn_field "$line" buffer_fraction) reader_pages=$(_gn_field "$line" buffer_pages)" \
-		"reader_all=$(_gn_field "$line" all_fraction) reader_all_pages=$(_gn_field "$line" all_pages)" \
+		"reader_all=$(_gn_field "$line" all_fraction) reader_all_pages=$(_gn_field "$line" all_pages) kinds=$(_gn_kinds "$line")" \
 		"random=$(_gn_field "$line" random) huge_pages=$(_gn_field "$line" buffer_huge_pages)" \
 		"prefix2=$(_gn_field "$line" prefix2_fraction) prefix4=$(_gn_field "$line" prefix4_fraction)" \
 		"prefix8=$(_gn_field "$line" prefix8_fraction)" \
@@ -317,7 +331,7 @@ gn_long_round() {
 	_gn_diag_after "$k" "$line"
 	touch "$GN_LONG/release.$k"
 	M "long_$k=ok job=$job delay_ms=$delay_ms reader=$(_gn_field "$line" buffer_fraction)" \
-		"reader_all=$(_gn_field "$line" all_fraction) reader_all_pages=$(_gn_field "$line" all_pages)" \
+		"reader_all=$(_gn_field "$line" all_fraction) reader_all_pages=$(_gn_field "$line" all_pages) kinds=$(_gn_kinds "$line")" \
 		"random=$(_gn_field "$line" random) huge_pages=$(_gn_field "$line" buffer_huge_pages)" \
 		"tool=$(jq -r .conflict_fraction <<< "$z" 2>/dev/null)" \
 		"tool_pages=$(jq -r .pages <<< "$z" 2>/dev/null)" "sorts_during=$(( $(_gn_sorts) - at_go ))" \

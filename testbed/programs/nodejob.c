@@ -36,6 +36,14 @@
  *       prefix holds the pages a job of 1/N the size would have got from
  *       the same free lists (the conflicts a smaller probe would meet);
  *       prefixN_random is its random-placement reference.
+ *       The other pages the process maps, by what maps them: "exe" (this
+ *       program's file), "lib" (every other file: shared libraries, the
+ *       loader), "anon" (anonymous memory besides the buffer: heap, stack,
+ *       this program's frame lists) and "special" ([vdso], [vvar], ...);
+ *       for each K of those, K_pages, K_conflicting (in an overfull slot
+ *       of the "all" count) and K_with_buffer (sharing a slot with a
+ *       buffer page); buffer_conflicting_all is the buffer's own pages in
+ *       an overfull slot of that count.
  *   nodejob age MIB KEEP_PERMILLE FILE SEED
  *       Ages the free lists as a job that comes and goes does: faults in
  *       MIB of anonymous memory page by page, and after each page, with
@@ -65,6 +73,11 @@
 
 #define PFN_MASK ((1ULL << 55) - 1)
 #define PRESENT (1ULL << 63)
+/* What maps a frame of the "all" list, kept above the frame number while
+ * the maps are read (TAG_SHIFT is above every bit of PFN_MASK). */
+enum kind { K_BUFFER, K_EXE, K_LIB, K_ANON, K_SPECIAL, K_KINDS };
+static const char *const kind_name[K_KINDS] = { "buffer", "exe", "lib", "anon", "special" };
+#define TAG_SHIFT 56
 
 static size_t page_size;
 
@@ -106,8 +119,9 @@ static void add_frame(struct frames *f, uint64_t pfn)
 	f->pfn[f->n++] = pfn;
 }
 
-/* Present frames of [lo, hi) of this process. */
-static void read_range(int pagemap, uintptr_t lo, uintptr_t hi, struct frames *f)
+/* Present frames of [lo, hi) of this process, each with TAG above its
+ * frame number. */
+static void read_range(int pagemap, uintptr_t lo, uintptr_t hi, struct frames *f, uint64_t tag)
 {
 	static uint64_t buf[4096];
 
@@ -122,7 +136,7 @@ static void read_range(int pagemap, uintptr_t lo, uintptr_t hi, struct frames *f
 			return;	/* e.g. [vsyscall]: not readable, not memory */
 		for (ssize_t i = 0; i < got / 8; i++)
 			if ((buf[i] & PRESENT) && (buf[i] & PFN_MASK))
-				add_frame(f, buf[i] & PFN_MASK);
+				add_frame(f, (buf[i] & PFN_MASK) | tag << TAG_SHIFT);
 		va += (uintptr_t)(got / 8) * page_size;
 	}
 }
@@ -156,6 +170,76 @@ static void count_conflicts(struct frames *f, uint64_t slots, unsigned ways, siz
 		if (per_slot[f->pfn[i] % slots] > ways)
 			(*conflicting)++;
 	free(per_slot);
+}
+
+static int cmp_pfn(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a & PFN_MASK, y = *(const uint64_t *)b & PFN_MASK;
+
+	return x < y ? -1 : x > y;
+}
+
+struct kind_count {
+	size_t pages, conflicting, with_buffer;
+};
+
+/* Of the tagged "all" list: distinct frames by kind (a frame mapped twice
+ * counts once, under one of its mappings' kinds), how many lie in an overfull slot of the
+ * whole count, and how many share a slot with a buffer page. Leaves the
+ * list untagged, so that count_conflicts() counts the frames it always
+ * did. */
+static void count_kinds(struct frames *f, uint64_t slots, unsigned ways,
+			struct kind_count out[K_KINDS])
+{
+	uint32_t *per_slot = calloc(slots, sizeof(*per_slot));
+	uint32_t *buffer_slot = calloc(slots, sizeof(*buffer_slot));
+
+	if (!per_slot || !buffer_slot)
+		die("calloc");
+	memset(out, 0, K_KINDS * sizeof(*out));
+	qsort(f->pfn, f->n, sizeof(*f->pfn), cmp_pfn);
+	for (size_t i = 0; i < f->n; i++) {
+		uint64_t pfn = f->pfn[i] & PFN_MASK;
+
+		if (i > 0 && pfn == (f->pfn[i - 1] & PFN_MASK))
+			continue;
+		per_slot[pfn % slots]++;
+		if (f->pfn[i] >> TAG_SHIFT == K_BUFFER)
+			buffer_slot[pfn % slots]++;
+	}
+	for (size_t i = 0; i < f->n; i++) {
+		uint64_t pfn = f->pfn[i] & PFN_MASK, slot = pfn % slots;
+		unsigned k = (unsigned)(f->pfn[i] >> TAG_SHIFT);
+
+		if (i > 0 && pfn == (f->pfn[i - 1] & PFN_MASK))
+			continue;
+		out[k].pages++;
+		out[k].conflicting += per_slot[slot] > ways;
+		out[k].with_buffer += buffer_slot[slot] > (k == K_BUFFER);
+	}
+	for (size_t i = 0; i < f->n; i++)
+		f->pfn[i] &= PFN_MASK;
+	free(per_slot);
+	free(buffer_slot);
+}
+
+/* What maps [lo, hi): the buffer, this program's file, another file, an
+ * anonymous mapping, or a kernel one ("[vdso]" and the like). */
+static enum kind map_kind(const char *line, uintptr_t lo, const char *buf, const char *exe)
+{
+	const char *path = strchr(line, '/');
+	const char *bracket = strchr(line, '[');
+
+	if (lo == (uintptr_t)buf)
+		return K_BUFFER;
+	if (path) {
+		size_t n = strcspn(path, "\n");
+
+		return strlen(exe) == n && !strncmp(path, exe, n) ? K_EXE : K_LIB;
+	}
+	if (bracket && strncmp(bracket, "[heap]", 6) && strncmp(bracket, "[stack]", 7))
+		return K_SPECIAL;
+	return K_ANON;
 }
 
 /* P[Binomial(n - 1, 1/slots) >= ways]: another page of the n lands in a
@@ -273,12 +357,15 @@ static void measure(const char *dir, unsigned long long round, char *buf, size_t
 	size_t bpages, bconf, apages, aconf, huge = huge_pages(buf);
 	int pagemap = open("/proc/self/pagemap", O_RDONLY);
 	FILE *maps = fopen("/proc/self/maps", "r");
-	char line[4096], path[4096], tmp[4096], out[768];
+	char line[4096], path[4096], tmp[4096], out[1536], exe[4096];
+	struct kind_count kinds[K_KINDS];
+	ssize_t exe_len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
-	if (pagemap < 0 || !maps)
-		die("/proc/self/pagemap or maps");
+	if (pagemap < 0 || !maps || exe_len < 0)
+		die("/proc/self/pagemap, maps or exe");
+	exe[exe_len] = 0;
 	mine.n = all.n = 0;
-	read_range(pagemap, (uintptr_t)buf, (uintptr_t)buf + bytes, &mine);
+	read_range(pagemap, (uintptr_t)buf, (uintptr_t)buf + bytes, &mine, 0);
 	if (mine.n != bytes / page_size) {
 		fprintf(stderr, "nodejob: %zu of %zu pages show a frame (not root?)\n", mine.n,
 			bytes / page_size);
@@ -289,7 +376,7 @@ static void measure(const char *dir, unsigned long long round, char *buf, size_t
 		unsigned long lo, hi;
 
 		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2)
-			read_range(pagemap, lo, hi, &all);
+			read_range(pagemap, lo, hi, &all, map_kind(line, lo, buf, exe));
 	}
 	fclose(maps);
 	close(pagemap);
@@ -310,6 +397,7 @@ static void measure(const char *dir, unsigned long long round, char *buf, size_t
 	}
 	free(part.pfn);
 	count_conflicts(&mine, slots, ways, &bpages, &bconf);
+	count_kinds(&all, slots, ways, kinds);
 	count_conflicts(&all, slots, ways, &apages, &aconf);
 	snprintf(out, sizeof(out),
 		 "NODEJOB round=%llu buffer_pages=%zu buffer_conflicting=%zu buffer_fraction=%.6f "
@@ -320,6 +408,19 @@ static void measure(const char *dir, unsigned long long round, char *buf, size_t
 		 (double)aconf / (double)apages, random_fraction(bpages, slots, ways), cpu0, cpu1,
 		 huge, prefix[0], prefix[1], prefix[2], prefix_random[0], prefix_random[1],
 		 prefix_random[2]);
+	/* The line ends in its newline: the kinds go in front of it. */
+	size_t len = strlen(out) - 1;
+
+	len += (size_t)snprintf(out + len, sizeof(out) - len, " buffer_conflicting_all=%zu",
+				kinds[K_BUFFER].conflicting);
+	for (int k = K_EXE; k < K_KINDS && len < sizeof(out); k++)
+		len += (size_t)snprintf(out + len, sizeof(out) - len,
+					" %s_pages=%zu %s_conflicting=%zu %s_with_buffer=%zu",
+					kind_name[k], kinds[k].pages, kind_name[k],
+					kinds[k].conflicting, kind_name[k], kinds[k].with_buffer);
+	if (len + 2 > sizeof(out))
+		die("result line too long");
+	strcpy(out + len, "\n");
 	fputs(out, stdout);
 	fflush(stdout);
 	snprintf(tmp, sizeof(tmp), "%s/.res.%llu", dir, round);
