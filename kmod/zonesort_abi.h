@@ -36,6 +36,24 @@
  * of the cache from the free lists as they are now */
 #define ZS_FILE_CONFLICTS_HALF "conflicts_half_ppm"
 #define ZS_FILE_CONFLICTS_FULL "conflicts_full_ppm"
+/* write (root only), binary: the cache slots a running job already
+ * occupies, which the node's next sort treats as holding a page each, so
+ * that the job's next allocation goes to the slots it does not use yet. A
+ * bitmap of the node's tracked slots: slot = (pfn mod colors) >> shift,
+ * colors = cache size / ways / page size, shift the least for which
+ * colors >> shift <= ZS_OCCUPIED_MAX_SLOTS (0 for every cache of up to
+ * 2^22 colors: 16 GiB of 4 KiB pages, direct-mapped); slot i is bit i % 8
+ * of byte i / 8, bits past the last slot clear; DIV_ROUND_UP(slots, 8)
+ * bytes in all, from offset 0 on (a write at offset 0 starts a new one).
+ * EINVAL: more bytes than that, a write that does not go on where the
+ * last ended, or bits past the last slot; ENODEV, EDOM: the node's
+ * geometry (as for ZS_FILE_NODEID). The next sort of the node that comes
+ * within ZS_OCCUPIED_TTL_S seconds of the write at offset 0 takes it
+ * whole, then it is forgotten; the conflicts estimates never count it.
+ * Not in this file: the statistic last_occupied_slots (ZS_FILE_STATS). */
+#define ZS_FILE_OCCUPIED "occupied"
+#define ZS_OCCUPIED_MAX_SLOTS (1ULL << 22)
+#define ZS_OCCUPIED_TTL_S 10
 
 /* The quarantine, where the kernel lets the module have one. */
 #define ZS_QUARANTINE_DIR "quarantine"

@@ -44,6 +44,7 @@
 #include "zonesort_geometry.h"
 #include "zonesort_internal.h"
 #include "zonesort_nodedir.h"
+#include "zonesort_occupied.h"
 #include "zonesort_quarantine_sysfs.h"
 #include "zonesort_sort.h"
 
@@ -304,8 +305,10 @@ static void zs_nodes_remove(void)
 	if (!zs_node_dirs)
 		return;
 	for (nid = 0; nid < nr_node_ids; nid++)
-		if (zs_node_dirs[nid])
+		if (zs_node_dirs[nid]) {
+			zs_occupied_remove(&zs_node_dirs[nid]->kobj);
 			kobject_put(&zs_node_dirs[nid]->kobj);
+		}
 	kfree(zs_node_dirs);
 	zs_node_dirs = NULL;
 }
@@ -324,6 +327,8 @@ static int zs_nodes_add(void)
 			return -ENOMEM;
 		d->nid = nid;
 		err = kobject_init_and_add(&d->kobj, &zs_node_ktype, zs_kobj, ZS_NODE_DIR_FMT, nid);
+		if (!err)
+			err = zs_occupied_add(&d->kobj);
 		if (err) {
 			kobject_put(&d->kobj);
 			return err;
@@ -361,9 +366,12 @@ static int __init zs_init(void)
 		goto fail;
 	}
 	zs_dump_init();
-	err = zsq_init(zs_kobj);
+	err = zs_occupied_init();
 	if (err)
 		goto kobj;
+	err = zsq_init(zs_kobj);
+	if (err)
+		goto occupied;
 	err = zs_nodes_add();
 	if (!err)
 		err = sysfs_create_group(zs_kobj, &zs_group);
@@ -377,6 +385,8 @@ static int __init zs_init(void)
 nodes:
 	zs_nodes_remove();
 	zsq_exit();
+occupied:
+	zs_occupied_exit();
 kobj:
 	zs_dump_exit();
 	kobject_put(zs_kobj);
@@ -396,6 +406,7 @@ static void __exit zs_exit(void)
 	WRITE_ONCE(zs_interval, 0);
 	cancel_delayed_work_sync(&zs_work);
 	zsq_exit();
+	zs_occupied_exit();
 	kobject_put(zs_kobj);
 	zs_sort_exit();
 	zs_geometry_exit();

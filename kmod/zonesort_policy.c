@@ -46,6 +46,9 @@ void zsp_init(struct zsp_state *s, const struct zsp_geom *g, void *mem)
 	s->cur = (uint32_t *)p;
 	p += g->nslots * sizeof(uint32_t);
 	s->start = (uint32_t *)p;
+	p += (g->nslots + 2) * sizeof(uint32_t);
+	s->seed = (uint32_t *)p;
+	s->seeded = false;
 	s->overflow = ZSP_PILE;
 	zsp_reset(s);
 }
@@ -62,6 +65,17 @@ void zsp_reset(struct zsp_state *s)
 	for (i = 0; i < s->g.nslots; i++)
 		s->load[i] = 0;
 	s->marked = false;
+}
+
+void zsp_set_seed(struct zsp_state *s, const uint8_t *bits)
+{
+	uint64_t i;
+
+	s->seeded = bits != NULL;
+	if (!bits)
+		return;
+	for (i = 0; i < s->g.nslots; i++)
+		s->seed[i] = (bits[i / 8] >> (i % 8)) & 1;
 }
 
 void zsp_mark_sequence(struct zsp_state *s)
@@ -135,27 +149,35 @@ static uint64_t slot_cost(const struct zsp_state *s, uint64_t l, uint64_t pp)
 }
 
 /* Key of group gi, each of whose slots is to receive pp more pages: the
- * conflicting pages that adds, then the load already there; after
- * zsp_mark_sequence, first the conflicting pages it adds to the marked
- * sequence. ZSP_SPREAD counts the pages beyond capacity after the block
- * instead of the conflicting pages it adds: 0 while the slots have room
- * (the same choice as ZSP_PILE), then the least-loaded slots first.
- * Lower is better; the fields saturate. */
+ * conflicting pages that adds, then its slots a running job occupies
+ * (zsp_set_seed), then the load already there; after zsp_mark_sequence,
+ * first the conflicting pages it adds to the marked sequence. ZSP_SPREAD
+ * counts the pages beyond capacity after the block instead of the
+ * conflicting pages it adds: 0 while the slots have room (the same choice
+ * as ZSP_PILE), then the least-loaded slots first. The occupied slots only
+ * break ties: a block there never goes before one that adds fewer
+ * conflicts within the allocation. Lower is better; the fields saturate. */
 static uint64_t group_key(const struct zsp_state *s, const struct zsp_groups *gr, uint64_t gi)
 {
-	uint64_t cost = 0, tcost = 0, load = 0, sl = group_first(gr, gi), i;
+	uint64_t cost = 0, tcost = 0, load = 0, seeded = 0, sl = group_first(gr, gi), i;
 
 	for (i = 0; i < gr->span; i++) {
 		cost += slot_cost(s, s->load[sl], gr->pp);
 		load += s->load[sl];
+		if (s->seeded)
+			seeded += s->seed[sl];
 		if (s->marked)
 			tcost += slot_cost(s, s->tload[sl], gr->pp);
 		if (++sl == s->g.nslots)
 			sl = 0;
 	}
+	/* Without occupied slots, the load has the bits they would take. */
 	if (!s->marked)
-		return saturate(cost, 32) << 32 | saturate(load, 32);
-	return saturate(tcost, 20) << 44 | saturate(cost, 20) << 24 | saturate(load, 24);
+		return saturate(cost, 32) << 32 |
+		       (s->seeded ? saturate(seeded, 8) << 24 | saturate(load, 24) : saturate(load, 32));
+	return saturate(tcost, 20) << 44 |
+	       (s->seeded ? saturate(cost, 18) << 26 | saturate(seeded, 6) << 20 | saturate(load, 20)
+			  : saturate(cost, 20) << 24 | saturate(load, 24));
 }
 
 static void group_take(struct zsp_state *s, const struct zsp_groups *gr, uint64_t gi)

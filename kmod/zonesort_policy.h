@@ -74,7 +74,7 @@
 #endif
 
 /* Slots tracked at most (24 bytes each while a list is ordered). */
-#define ZSP_MAX_SLOTS (1ULL << 22)
+#define ZSP_MAX_SLOTS (1ULL << 22)	/* ZS_OCCUPIED_MAX_SLOTS */
 /* Largest number of colors accepted (a 4 PiB cache of 4 KiB pages). */
 #define ZSP_MAX_COLORS (1ULL << 40)
 
@@ -143,12 +143,14 @@ struct zsp_state {
 	bool marked;		/* zsp_mark_sequence was called since the reset */
 	uint64_t *key;		/* per group: conflict costs and load, see group_key */
 	uint32_t *heap, *cur, *start;
+	uint32_t *seed;		/* per slot: 1 where a running job's pages are (zsp_set_seed) */
+	bool seeded;		/* seed holds them */
 };
 
 /* Bytes of memory zsp_init needs (8-aligned). */
 static inline size_t zsp_state_bytes(const struct zsp_geom *g)
 {
-	return (size_t)g->nslots * (sizeof(uint64_t) + 5 * sizeof(uint32_t)) + 2 * sizeof(uint64_t);
+	return (size_t)g->nslots * (sizeof(uint64_t) + 6 * sizeof(uint32_t)) + 2 * sizeof(uint64_t);
 }
 
 /* Starts with zero load. mem: zsp_state_bytes(g), 8-aligned. */
@@ -159,6 +161,14 @@ void zsp_set_overflow(struct zsp_state *s, enum zsp_overflow overflow);
 
 /* Forgets all load: the lists ordered next start a new sequence. */
 void zsp_reset(struct zsp_state *s);
+
+/* The slots a running job already occupies (its pages, which a sort of
+ * the free lists does not see): bits holds one bit per tracked slot (slot
+ * i: bit i % 8 of byte i / 8); NULL: none. Among blocks that add as few
+ * conflicts within the allocation, those on unoccupied slots go first;
+ * the quarantine's picks count each occupied slot as holding a page
+ * (zsq_pick.seed = seed). */
+void zsp_set_seed(struct zsp_state *s, const uint8_t *bits);
 
 /* The lists ordered next also start a sequence of their own (huge-page
  * faults begin at this order): they are ordered for it first, and for

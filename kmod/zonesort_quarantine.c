@@ -606,6 +606,7 @@ size_t zsq_filter(struct zsq_sort *qs, const struct zsq_list *l)
 		if (zs_test_at(ZS_TP_PICKING, l->blocks[l->n + i]) != ZS_TA_NONE)
 			break;
 	if (qs->on) {
+		qs->pick.seed = l->seed;
 		kept = zsq_pick_list(&qs->pick, l->load, qs->huge ? l->tload : NULL, l->blocks,
 				     l->n + nheld, nheld, l->order, l->tmp, &split);
 	} else {

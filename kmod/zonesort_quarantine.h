@@ -52,6 +52,7 @@ struct zsq_list {
 	unsigned int order;
 	int mt;
 	u32 *load, *tload;
+	const u32 *seed;	/* a running job's slots (zsp_state.seed), or NULL */
 	u64 *blocks, *tmp;
 	size_t n, cap;
 };

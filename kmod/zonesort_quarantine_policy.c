@@ -18,6 +18,7 @@ void zsq_pick_init(struct zsq_pick *q, const struct zsp_geom *g, uint64_t want, 
 	q->done = false;
 	q->huge = false;
 	q->hdone = false;
+	q->seed = NULL;
 }
 
 void zsq_pick_zone(struct zsq_pick *q, uint64_t pages_before)
@@ -70,16 +71,21 @@ static void load_block(const struct zsp_geom *g, const struct seqs *sq, uint64_t
 	}
 }
 
-static bool block_fits(const struct zsp_geom *g, const struct seqs *sq, uint64_t pfn,
-		       uint64_t span, uint64_t pp)
+/* Every slot of the block has room for its pages, a running job's page
+ * counted in where seed has one. */
+static bool block_fits(const struct zsp_geom *g, const struct seqs *sq, const uint32_t *seed,
+		       uint64_t pfn, uint64_t span, uint64_t pp)
 {
 	uint64_t first = zsp_slot(g, pfn), j;
 	int k;
 
 	for (k = 0; k < 2; k++)
-		for (j = 0; sq->load[k] && j < span; j++)
-			if (sq->load[k][slot_after(g, first, j)] + pp > g->cap)
+		for (j = 0; sq->load[k] && j < span; j++) {
+			uint64_t s = slot_after(g, first, j);
+
+			if (sq->load[k][s] + (seed ? seed[s] : 0) + pp > g->cap)
 				return false;
+		}
 	return true;
 }
 
@@ -147,7 +153,7 @@ size_t zsq_pick_list(struct zsq_pick *q, uint32_t *load, uint32_t *tload, uint64
 	for (i = 0; i < n; i++) {
 		uint64_t pfn = blocks[i];
 
-		if (block_fits(g, &sq, pfn, span, pp)) {
+		if (block_fits(g, &sq, q->seed, pfn, span, pp)) {
 			load_block(g, &sq, pfn, span, pp, 1);
 			blocks[nk++] = pfn;
 			kept += bsize;

@@ -50,6 +50,9 @@ struct zsq_pick {
 	bool done;		/* the base-page allocation ends in a list already seen */
 	bool huge;		/* the lists huge-page faults start from are reached */
 	bool hdone;		/* ... and the huge-page allocation ends in one seen */
+	const uint32_t *seed;	/* per slot, 1 where a running job's pages are
+				 * (zsp_state.seed): counted as a page of each
+				 * sequence; NULL (after init): none */
 };
 
 /* budget: most pages to take in this run, over all zones. */

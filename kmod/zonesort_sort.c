@@ -39,6 +39,7 @@
 #include "zonesort_freelist.h"
 #include "zonesort_geometry.h"
 #include "zonesort_internal.h"
+#include "zonesort_occupied.h"
 #include "zonesort_policy.h"
 #include "zonesort_quarantine.h"
 #include "zonesort_sort.h"
@@ -89,6 +90,7 @@ MODULE_PARM_DESC(overflow,
 static struct {
 	atomic64_t sorts, failed, moved, vanished, cut, total_ns, max_hold_ns, settled;
 	atomic64_t last_ns, last_hold_ns, last_free_pages, last_pcp_pages, last_pcp_thp_pages;
+	atomic64_t last_occupied;
 	atomic_t last_node, before_ppm, after_ppm, max_pcp_hold_entries;
 	char last_sorter[TASK_COMM_LEN];	/* who ran the last sort, under zs_stats_lock */
 } zs_stats;
@@ -118,6 +120,7 @@ struct zs_scratch {
 	void *stmem;
 	u32 *counts;		/* 2 x nslots */
 	u64 *blocks, *tmp;
+	u8 *occupied;		/* a bitmap of nslots (zonesort_occupied.h) */
 };
 
 static struct zs_scratch zs_scratch;
@@ -128,6 +131,7 @@ static void zs_scratch_free(struct zs_scratch *s)
 	kvfree(s->counts);
 	kvfree(s->blocks);
 	kvfree(s->tmp);
+	kvfree(s->occupied);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -171,10 +175,12 @@ static int zs_scratch_grow(void)
 	n.counts = kvmalloc_array(2 * n.nslots, sizeof(u32), ZS_GFP);
 	n.blocks = kvmalloc_array(n.nblocks, sizeof(u64), ZS_GFP);
 	n.tmp = kvmalloc_array(n.nblocks, sizeof(u64), ZS_GFP);
-	if (!n.stmem || !n.counts || !n.blocks || !n.tmp) {
+	n.occupied = kvmalloc(DIV_ROUND_UP(n.nslots, 8), ZS_GFP);
+	if (!n.stmem || !n.counts || !n.blocks || !n.tmp || !n.occupied) {
 		pr_warn_ratelimited("no memory for the sort's tables (%llu slots, %zu blocks: %llu KiB)\n",
 				    n.nslots, n.nblocks,
-				    (u64)(zsp_state_bytes(&g) + 8 * n.nslots + 16 * (u64)n.nblocks) >> 10);
+				    (u64)(zsp_state_bytes(&g) + 8 * n.nslots + DIV_ROUND_UP(n.nslots, 8) +
+					  16 * (u64)n.nblocks) >> 10);
 		zs_scratch_free(&n);
 		return nslots <= zs_scratch.nslots && zs_scratch.nblocks ? 0 : -ENOMEM;
 	}
@@ -558,6 +564,7 @@ static void zs_walk_node(struct zs_run *r, bool apply)
 						.zone = zone, .order = order, .mt = mt,
 						.load = r->st.load,
 						.tload = r->st.marked ? r->st.tload : NULL,
+						.seed = r->st.seeded ? r->st.seed : NULL,
 						.blocks = r->blocks, .tmp = r->tmp,
 						.n = n, .cap = r->cap,
 					};
@@ -593,7 +600,7 @@ static int zs_sort_node(int nid)
 	/* estimates for an allocation of half the cache, before and after */
 	static const unsigned int halves[2] = { 1, 1 };
 	ktime_t t0 = ktime_get();
-	u64 size;
+	u64 size, occupied;
 	s64 ns;
 	int err, before_ppm;
 
@@ -601,6 +608,13 @@ static int zs_sort_node(int nid)
 	err = zs_run_begin(r, nid, &size, halves);
 	if (err)
 		goto out;
+	/* A running job's slots, when user space gave them for this sort:
+	 * the order puts blocks elsewhere first and the quarantine's picks
+	 * count them as taken; the estimates, of a fresh allocation alone,
+	 * do not. */
+	occupied = zs_occupied_take(nid, r->g.nslots, zs_scratch.occupied);
+	zsp_set_seed(&r->st, occupied ? zs_scratch.occupied : NULL);
+	atomic64_set(&zs_stats.last_occupied, occupied);
 	zsq_sort_begin(&r->q, nid, &r->g);
 	zs_walk_node(r, true);
 	zsq_sort_end(&r->q);
@@ -715,6 +729,7 @@ ssize_t zs_sort_stats(char *buf, const char *version, unsigned int interval)
 			  "last_pcp_thp_pages=%lld\n"
 			  "last_conflict_ppm_before=%d\n"
 			  "last_conflict_ppm_after=%d\n"
+			  "last_occupied_slots=%lld\n"
 			  "scratch_slots=%llu\n"
 			  "scratch_blocks=%zu\n"
 			  "sort_interval=%u\n",
@@ -732,6 +747,7 @@ ssize_t zs_sort_stats(char *buf, const char *version, unsigned int interval)
 			  atomic64_read(&zs_stats.last_pcp_pages),
 			  atomic64_read(&zs_stats.last_pcp_thp_pages),
 			  atomic_read(&zs_stats.before_ppm), atomic_read(&zs_stats.after_ppm),
+			  atomic64_read(&zs_stats.last_occupied),
 			  READ_ONCE(zs_scratch.nslots), READ_ONCE(zs_scratch.nblocks),
 			  interval);
 }

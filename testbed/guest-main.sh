@@ -113,6 +113,41 @@ for r in $ROUNDS; do
 	holes) round holes 600 2 10 ;;
 	esac
 done
+
+# The slots a running job occupies (node0/occupied): the sort that takes
+# them puts blocks on other slots first, and its quarantine takes those
+# that would land there. The first half of the slots marked, then half
+# the cache allocated right after the sort, in one process: without the
+# quarantine (still off here) the order alone, with it (as sites run) the
+# allocation keeps out of the marked quarter; the controls without the
+# bitmap cover all of it alike. Then what is refused or not taken: one byte
+# too many, a write that does not go on where none began, a bitmap left
+# unfinished, one older than 10 s (ZS_OCCUPIED_TTL_S), and the one taken,
+# at the sort after.
+OCC=$Z/node0/occupied
+measure occ_control $HALF $SLOTS 1 --sort $Z/nodeid --range 0 $((SLOTS / 4))
+measure occ_order $HALF $SLOTS 1 --occupied $OCC 0 $((SLOTS / 4)) --sort $Z/nodeid --range 0 $((SLOTS / 4))
+if [ -e $P/quarantine ]; then
+	step occ_quarantine_on 10 sh -c "echo Y > $P/quarantine"
+	measure occ_qcontrol $HALF $SLOTS 1 --sort $Z/nodeid --range 0 $((SLOTS / 4))
+	measure occ_marked $HALF $SLOTS 1 --occupied $OCC 0 $((SLOTS / 4)) --sort $Z/nodeid --range 0 $((SLOTS / 4))
+	M occ_taken=$(stat last_occupied_slots) occ_held=$(cat $Z/node0/quarantine_held_pages)
+	step occ_release 60 sh -c "echo 1 > $Z/quarantine/release && echo N > $P/quarantine"
+fi
+step occ_next 60 zstest write $Z/nodeid 0
+M occ_next_taken=$(stat last_occupied_slots)
+step occ_long 10 zstest occupied $OCC $SLOTS 0 1 $((SLOTS / 8 + 1))
+step occ_long_sort 60 zstest write $Z/nodeid 0
+M occ_long="$(out occ_long | tr ' ' '_')" occ_long_taken=$(stat last_occupied_slots)
+step occ_gap 10 zstest pwrite $OCC 8 8
+step occ_part 10 zstest occupied $OCC $SLOTS 0 1 $((SLOTS / 16))
+step occ_part_sort 60 zstest write $Z/nodeid 0
+M occ_gap=$(out occ_gap) occ_part="$(out occ_part | tr ' ' '_')" occ_part_taken=$(stat last_occupied_slots)
+step occ_stale 10 zstest occupied $OCC $SLOTS 0 1
+sleep 11
+step occ_stale_sort 60 zstest write $Z/nodeid 0
+M occ_stale="$(out occ_stale | tr ' ' '_')" occ_stale_taken=$(stat last_occupied_slots)
+
 movers on
 [ ! -e $P/quarantine ] || step quarantine_on 10 sh -c "echo Y > $P/quarantine"
 

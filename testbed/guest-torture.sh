@@ -27,6 +27,9 @@
 #   toggles     quarantine on/off, quarantine_max_permille, release
 #               (every node's or node 0's), the overflow order (pile or
 #               spread) between sorts
+#   occupier    writes node 0's occupied bitmap (a random run of slots,
+#               now and then one a byte too long, or a write where none
+#               began) for the sorts to take
 #   readers     reads every file of the module's sysfs and debugfs
 # (ZS_TORTURE_WORKERS, comma-separated, runs some of them only), and in
 # the foreground rmmod and insmod again every ZS_CYCLE_S seconds
@@ -232,6 +235,22 @@ worker_toggles() {
 		nap 2000 6000
 	done
 }
+OCC_SLOTS=$(($(cat /sys/devices/system/node/node0/memory_side_cache/index1/size) / 4096))
+worker_occupier() {
+	while running; do
+		rnd 8
+		case $R in
+		0) act occupied_long "$(zstest occupied $Z/node0/occupied $OCC_SLOTS 0 1 $((OCC_SLOTS / 8 + 1)) 2>&1)" ;;
+		1) act occupied_gap "$(zstest pwrite $Z/node0/occupied 8 8 2>&1)" ;;
+		*) rnd $OCC_SLOTS
+			first=$R
+			rnd $((OCC_SLOTS / 2))
+			[ -e $Z/node0/occupied ] &&
+				act occupied "$first+$R" "$(zstest occupied $Z/node0/occupied $OCC_SLOTS $first $R 2>&1)" ;;
+		esac
+		nap 200 2000
+	done
+}
 worker_readers() {
 	while running; do
 		for f in $(find $Z /sys/module/zonesort/parameters $D -type f 2> /dev/null); do
@@ -251,7 +270,7 @@ ready torture_age_ready /tmp/torture_age.ready $BG 300
 step insmod0 30 insmod $KO $KOCAP
 rm -rf /tmp/torture.stop /tmp/workers /tmp/memturn /tmp/rmmod_cs /tmp/rmmod_held_cs
 n=0
-for w in $(echo ${ZS_TORTURE_WORKERS:-sorter,timer,compactor,hotplug,vmem,huge,pressure,ager,toggles,readers} | tr , " "); do
+for w in $(echo ${ZS_TORTURE_WORKERS:-sorter,timer,compactor,hotplug,vmem,huge,pressure,ager,toggles,occupier,readers} | tr , " "); do
 	n=$((n + 1))
 	worker $w $n
 done
@@ -339,6 +358,10 @@ echo 1 > /proc/sys/vm/stat_refresh
 M base_memfree_kb=$(free_kb) base_balloon_kb=$(mi Balloon) base_kreclaimable_kb=$(mi KReclaimable) \
 	base_offline_pages=$(offline_pages) base_memtotal_kb=$(mi MemTotal)
 step end_insmod 30 insmod $KO $KOCAP
+# The occupied slots reach a sort after the torture too: a quarter of them.
+step end_occupied 30 zstest occupied $Z/node0/occupied $OCC_SLOTS 0 $((OCC_SLOTS / 4))
+step end_occupied_sort 120 zstest write $Z/nodeid 0
+M end_occupied="$(out end_occupied | tr ' ' '_')" end_occupied_slots=$(stat last_occupied_slots)
 step end_sorts 300 zstest writes $Z/nodeid 0 3
 M end_held_pages=$(cat $Z/node0/quarantine_held_pages) end_memfree_held_kb=$(free_kb) \
 	end_enabled=$(cat $Q/enabled) $(sed 's/\([A-Za-z]*\)=/end_sorts_\1=/g' $OUT/end_sorts)

@@ -90,6 +90,33 @@ km_main_test() {
 	for r in ${ZS_KMOD_ROUNDS:-churn frag holes}; do
 		km_round_report "$log" "$r"
 	done
+	# The slots a running job occupies (a quarter of them here), given
+	# to the next sort: an allocation right after it keeps out of them
+	# (the controls, without them, cover all slots alike). The order
+	# alone never adds collisions; with the quarantine the allocation
+	# keeps out.
+	local half_pages c
+	half_pages=$(km_get "$log" occ_marked_pages)
+	for c in occ_control occ_qcontrol; do
+		num_ok "occupied: without a bitmap a half-cache allocation has about a quarter of its pages in the first quarter of the slots ($c: $(km_get "$log" ${c}_in_range) of $(km_get "$log" ${c}_pages))" \
+			"$(km_get "$log" ${c}_in_range) >= 0.15 * $(km_get "$log" ${c}_pages)"
+	done
+	# Without the quarantine the occupied slots only break ties (their
+	# cost, none, is shown on the simulator: tests/kmod/13-occupied.t);
+	# two allocations a moment apart differ here by more than that.
+	diag "occupied, no quarantine: $(km_get "$log" occ_order_in_range) pages in the marked quarter against $(km_get "$log" occ_control_in_range) without the bitmap; collisions $(km_get "$log" occ_order_conflict) against $(km_get "$log" occ_control_conflict)"
+	num_ok "occupied, with the quarantine: at most 5% of the pages land in the marked quarter ($(km_get "$log" occ_marked_in_range) of $half_pages; $(km_get "$log" occ_held) pages held)" \
+		"\"$half_pages\" != \"\" && $(km_get "$log" occ_marked_in_range) <= 0.05 * $half_pages"
+	num_ok "... and at most 5% collide ($(km_get "$log" occ_marked_conflict))" "$(km_get "$log" occ_marked_conflict) <= 0.05"
+	is "$(km_get "$log" occ_taken)" $((268435456 / 4096 / 4)) "... the sort took the bitmap: last_occupied_slots counts the slots written"
+	is "$(km_get "$log" occ_next_taken)" 0 "... and the sort after it starts without it"
+	is "$(km_get "$log" occ_long) $(km_get "$log" occ_long_taken)" "EINVAL_at=8192 0" \
+		"occupied: a byte past the bitmap is refused (EINVAL after the 8192 bytes of 65536 slots) and ends that bitmap"
+	is "$(km_get "$log" occ_gap)" EINVAL "occupied: a write at offset 8 where no bitmap began is refused"
+	is "$(km_get "$log" occ_part) $(km_get "$log" occ_part_taken)" "ok_bytes=4096 0" \
+		"occupied: a bitmap left half written is not taken"
+	is "$(km_get "$log" occ_stale) $(km_get "$log" occ_stale_taken)" "ok_bytes=8192 0" \
+		"occupied: a bitmap older than 10 s is not taken"
 	cmp_ok "$(km_get "$log" frag_kept_pages)" -ge 100 "frag: the aging process kept pages ($(km_get "$log" frag_kept_pages)), so there are holes"
 	num_ok "holes: free memory is not mostly 4 MiB blocks ($(km_get "$log" holes_u4k_order_top_share) of it)" \
 		"$(km_get "$log" holes_u4k_order_top_share) < 0.5"

@@ -591,8 +591,11 @@ km_torture_check() {
 		return 1
 	}
 	is "$(km_failed_steps "$log")" "" "$s: every guest step exited 0"
-	diag "$s: $(g cycles) rmmod/insmod cycles, $(g actions) worker actions (sorter $(g actions_sorter), hotplug $(g actions_hotplug), vmem $(g actions_vmem), huge $(g actions_huge), pressure $(g actions_pressure), ager $(g actions_ager), toggles $(g actions_toggles), compactor $(g actions_compactor))"
+	diag "$s: $(g cycles) rmmod/insmod cycles, $(g actions) worker actions (sorter $(g actions_sorter), hotplug $(g actions_hotplug), vmem $(g actions_vmem), huge $(g actions_huge), pressure $(g actions_pressure), ager $(g actions_ager), toggles $(g actions_toggles), compactor $(g actions_compactor), occupier $(g actions_occupier))"
 	cmp_ok "$(g rmmods)" -ge 2 "$s: rmmod ran under load ($(g rmmods) times)"
+	cmp_ok "$(g actions_occupier)" -ge 1 "$s: occupied bitmaps were written during the torture ($(g actions_occupier))"
+	is "$(g end_occupied) $(g end_occupied_slots)" "ok_bytes=8192 16384" \
+		"$s: after it, a bitmap of a quarter of the 65536 slots reached the next sort"
 	cmp_ok "$(g rmmod_cs_max)" -le 1000 "$s: every rmmod returned within 10 s (longest $(g rmmod_cs_max) cs)"
 	is "$(g rmmod_held_cs | tr , '\n' | grep -c .)" "$(g cycles)" "$s: each cycle's rmmod recorded with the pages it gave back"
 	if [ -n "$(g max_permille_cap)" ]; then

@@ -29,6 +29,21 @@
  *       --conflicts: then read FILE too (the module's node0/
  *       conflicts_half_ppm) and print its estimate (est_half_ppm).
  *       --cpu: run on that CPU (its per-CPU lists serve the allocation).
+ *       --occupied FILE FIRST COUNT: right before the sort, write the
+ *       bitmap of slots FIRST .. FIRST+COUNT-1 (mod SLOTS) to FILE, as
+ *       "zstest occupied" does. --range FIRST COUNT: also print
+ *       "in_range=N", the allocated pages whose slot lies in FIRST ..
+ *       FIRST+COUNT-1 (mod SLOTS).
+ *   zstest occupied PATH SLOTS FIRST COUNT [BYTES]
+ *       Writes a bitmap of SLOTS slots (slot i: bit i % 8 of byte i / 8)
+ *       with slots FIRST .. FIRST+COUNT-1 (mod SLOTS) set to PATH (the
+ *       module's nodeN/occupied), from offset 0 on, in as many write(2)s
+ *       as it takes; BYTES: write that many bytes instead of the bitmap's
+ *       (fewer: a bitmap left unfinished; more: zeros past its end).
+ *       Prints "ok bytes=N" or "ERRNO at=OFFSET".
+ *   zstest pwrite PATH OFFSET COUNT
+ *       One pwrite(2) of COUNT zero bytes at OFFSET; prints "ok" or the
+ *       errno name.
  *   zstest pressed MARGIN_PAGES SORTFILE PARAMFILE VALUE
  *       Faults in memory until an allocation of the kernel on node 0 has
  *       fewer than MARGIN_PAGES pages left above the min watermarks (from
@@ -227,9 +242,46 @@ static uint64_t end_pfn(void)
 }
 
 struct measure_opts {
-	const char *sortfile, *dumpdir, *conflicts;
-	int thp, cpu;
+	const char *sortfile, *dumpdir, *conflicts, *occupied;
+	uint64_t occ_first, occ_count, range_first, range_count;
+	int thp, cpu, range;
 };
+
+/* Slot s lies in FIRST .. FIRST+COUNT-1, mod slots. */
+static int in_slots(uint64_t s, uint64_t first, uint64_t count, uint64_t slots)
+{
+	return (s + slots - first % slots) % slots < count;
+}
+
+/* Writes the bitmap of slots first .. first+count-1 (mod slots) to path,
+ * bytes of it (more: zeros after it), looping over short writes. 0, or
+ * the errno of the failing write with *at its offset. */
+static int write_occupied(const char *path, uint64_t slots, uint64_t first, uint64_t count,
+			  size_t bytes, size_t *at)
+{
+	size_t size = (slots + 7) / 8, total = bytes > size ? bytes : size;
+	unsigned char *bits = calloc(total, 1);
+	int fd = open(path, O_WRONLY), e = 0;
+
+	*at = 0;
+	if (!bits || fd < 0)
+		die(path);
+	for (uint64_t s = 0; s < slots; s++)
+		if (in_slots(s, first, count, slots))
+			bits[s / 8] |= (unsigned char)(1u << (s % 8));
+	while (*at < bytes) {
+		ssize_t n = write(fd, bits + *at, bytes - *at);
+
+		if (n <= 0) {
+			e = n < 0 ? errno : EIO;
+			break;
+		}
+		*at += (size_t)n;
+	}
+	close(fd);
+	free(bits);
+	return e;
+}
 
 static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const struct measure_opts *o)
 {
@@ -275,6 +327,16 @@ static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const struct
 		touch(kpf, kpf_len);
 	}
 	p = map(npages * page_size, o->thp);
+	if (o->occupied) {
+		size_t at;
+		int e = write_occupied(o->occupied, slots, o->occ_first, o->occ_count,
+				       (slots + 7) / 8, &at);
+
+		if (e) {
+			fprintf(stderr, "zstest: %s: %s at byte %zu\n", o->occupied, strerror(e), at);
+			return 3;
+		}
+	}
 	if (o->sortfile) {
 		int sfd = open(o->sortfile, O_WRONLY);
 
@@ -360,6 +422,10 @@ static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const struct
 		if (count[s] > ways)
 			conflicted += count[s];
 	}
+	size_t in_range = 0;
+
+	for (size_t i = 0; o->range && i < npages; i++)
+		in_range += (size_t)in_slots(pm[i] % slots, o->range_first, o->range_count, slots);
 	if (est_fd >= 0)
 		close(est_fd);
 	if (o->dumpdir) {
@@ -377,6 +443,8 @@ static int cmd_measure(size_t bytes, uint64_t slots, unsigned ways, const struct
 		printf(" est_half_ppm=%ld", est_ppm);
 	if (dump_tries)
 		printf(" dump_tries=%d", dump_tries);
+	if (o->range)
+		printf(" in_range=%zu", in_range);
 	printf("\n");
 	return 0;
 }
@@ -577,6 +645,39 @@ static int cmd_pressed(long margin, const char *sortfile, const char *paramfile,
 	return 0;
 }
 
+static int cmd_occupied(const char *path, uint64_t slots, uint64_t first, uint64_t count,
+			long bytes)
+{
+	size_t at, n = bytes < 0 ? (slots + 7) / 8 : (size_t)bytes;
+	int e;
+
+	if (!slots) {
+		fprintf(stderr, "zstest: occupied: SLOTS must be at least 1\n");
+		return 2;
+	}
+	e = write_occupied(path, slots, first, count, n, &at);
+	if (e)
+		printf("%s at=%zu\n", errname(e), at);
+	else
+		printf("ok bytes=%zu\n", at);
+	return 0;
+}
+
+static int cmd_pwrite(const char *path, uint64_t off, size_t count)
+{
+	char *zeros = calloc(count ? count : 1, 1);
+	int fd = open(path, O_WRONLY);
+
+	if (!zeros || fd < 0) {
+		printf("open failed: %s\n", errname(errno));
+		return 1;
+	}
+	printf("%s\n", pwrite(fd, zeros, count, (off_t)off) < 0 ? errname(errno) : "ok");
+	close(fd);
+	free(zeros);
+	return 0;
+}
+
 static int cmd_write(const char *path, const char *text)
 {
 	int e = write_once(path, text);
@@ -728,6 +829,8 @@ static int usage(void)
 	fprintf(stderr,
 		"usage: zstest age MIB ROUNDS KEEP_PERMILLE READYFILE\n"
 		"       zstest measure BYTES SLOTS WAYS [--sort FILE] [--dump DIR] [--conflicts FILE] [--thp] [--cpu N]\n"
+		"                      [--occupied FILE FIRST COUNT] [--range FIRST COUNT]\n"
+		"       zstest occupied PATH SLOTS FIRST COUNT [BYTES] | pwrite PATH OFFSET COUNT\n"
 		"       zstest pressed MARGIN_PAGES SORTFILE PARAMFILE VALUE | burst BYTES | hog SECONDS MIB SEED\n"
 		"       zstest write PATH TEXT | read PATH | writes PATH TEXT COUNT | readloop PATH SECONDS\n"
 		"       zstest kpageflags BIT   (pages with that /proc/kpageflags bit)\n"
@@ -755,6 +858,15 @@ int main(int argc, char **argv)
 				o.cpu = (int)num(argv[++i]);
 			else if (!strcmp(argv[i], "--thp"))
 				o.thp = 1;
+			else if (!strcmp(argv[i], "--occupied") && i + 3 < argc) {
+				o.occupied = argv[++i];
+				o.occ_first = num(argv[++i]);
+				o.occ_count = num(argv[++i]);
+			} else if (!strcmp(argv[i], "--range") && i + 2 < argc) {
+				o.range = 1;
+				o.range_first = num(argv[++i]);
+				o.range_count = num(argv[++i]);
+			}
 			else
 				return usage();
 		}
@@ -768,6 +880,11 @@ int main(int argc, char **argv)
 		return cmd_hog((double)num(argv[2]), num(argv[3]), num(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "write"))
 		return cmd_write(argv[2], argv[3]);
+	if ((argc == 6 || argc == 7) && !strcmp(argv[1], "occupied"))
+		return cmd_occupied(argv[2], num(argv[3]), num(argv[4]), num(argv[5]),
+				    argc == 7 ? (long)num(argv[6]) : -1);
+	if (argc == 5 && !strcmp(argv[1], "pwrite"))
+		return cmd_pwrite(argv[2], num(argv[3]), num(argv[4]));
 	if (argc == 3 && !strcmp(argv[1], "read"))
 		return cmd_read(argv[2]);
 	if (argc == 5 && !strcmp(argv[1], "writes"))

@@ -34,6 +34,13 @@ order "4 slots, 1 way, order 1" 4 1 1 "0 2 4 6 8 12" "0 2 4 8 12 6" "0 2 4 6 8 1
 # 0, the lower slot first among equals.
 order "8 slots, one lap" 8 1 0 "5 2 7 0 3 6 1 4" "0 1 2 3 4 5 6 7" "0 1 2 3 4 5 6 7"
 fails "a name other than pile or spread is refused" "$sim" order 4 1 piles 0 1 2
+# Slots a running job occupies (--occupied) only break ties: in one lap
+# the unoccupied slots first; beyond it, between two blocks that add as
+# many conflicts, the one on an unoccupied slot first.
+order "4 slots, slots 0 and 1 occupied" 4 1 0 "0 1 2 3 --occupied 0,1" "2 3 0 1" "2 3 0 1"
+order "4 slots, slot 0 occupied, a second lap" 4 1 0 "0 1 2 3 4 5 --occupied 0" "1 2 3 0 5 4" "1 2 3 0 5 4"
+order "... the same without it" 4 1 0 "0 1 2 3 4 5" "0 1 2 3 4 5" "0 1 2 3 4 5"
+fails "an occupied slot past the last is refused" "$sim" order 4 1 pile 0 0 1 --occupied 4
 
 # churn LEVEL HOLES: the mean line of 12 seeds, 1 GiB of 4 KiB pages and
 # a 64 MiB cache.

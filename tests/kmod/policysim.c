@@ -37,6 +37,7 @@
  * module's quarantine (kmod/zonesort_quarantine_policy.c).
  * usage: policysim churn ... and policysim order ... (below): the overflow
  * orders pile and spread after a job's start-up churn, and on small cases.
+ * usage: policysim occupied ... (below): the slots a running job occupies.
  */
 #include "../../kmod/zonesort_policy.h"
 #include "../../kmod/zonesort_quarantine_policy.h"
@@ -850,26 +851,51 @@ static int churn_main(int argc, char **argv)
 }
 
 /*
- * usage: policysim order COLORS WAYS pile|spread ORDER PFN...
+ * usage: policysim order COLORS WAYS pile|spread ORDER PFN... [--occupied SLOT,...]
  * One list of blocks of 2^ORDER pages, in hand-out order, after an empty
  * sequence: prints the pfns in the order zsp_order_blocks gives them, for
- * cases worked out by hand.
+ * cases worked out by hand. --occupied: the slots a running job occupies
+ * (zsp_set_seed).
  */
 static int order_main(int argc, char **argv)
 {
 	struct zsp_geom geom;
 	struct zsp_state st;
+	const char *occupied = NULL;
+	int spread = argc > 3 && !strcmp(argv[3], "spread");
+
+	if (argc > 7 && !strcmp(argv[argc - 2], "--occupied")) {
+		occupied = argv[argc - 1];
+		argc -= 2;
+	}
 	size_t n = argc > 5 ? (size_t)(argc - 5) : 0;
 	uint64_t *v = xcalloc(n + 1, sizeof(*v)), *tmp = xcalloc(n + 1, sizeof(*tmp));
-	int spread = argc > 3 && !strcmp(argv[3], "spread");
 
 	if (argc < 6 || zsp_geom_init(&geom, strtoull(argv[1], NULL, 10), (unsigned)atoi(argv[2])) ||
 	    (!spread && strcmp(argv[3], "pile"))) {
-		fprintf(stderr, "usage: policysim order COLORS WAYS pile|spread ORDER PFN...\n");
+		fprintf(stderr, "usage: policysim order COLORS WAYS pile|spread ORDER PFN... [--occupied SLOT,...]\n");
 		return 2;
 	}
 	zsp_init(&st, &geom, xcalloc(1, zsp_state_bytes(&geom)));
 	zsp_set_overflow(&st, spread ? ZSP_SPREAD : ZSP_PILE);
+	if (occupied) {
+		uint8_t *bits = xcalloc((geom.nslots + 7) / 8, 1);
+
+		for (const char *p = occupied; *p;) {
+			char *end;
+			unsigned long long slot = strtoull(p, &end, 10);
+
+			if (end == p || slot >= geom.nslots) {
+				fprintf(stderr, "policysim: --occupied '%s': want slots below %llu, comma-separated\n",
+					occupied, (unsigned long long)geom.nslots);
+				return 2;
+			}
+			bits[slot / 8] |= (uint8_t)(1u << (slot % 8));
+			p = *end == ',' ? end + 1 : end;
+		}
+		zsp_set_seed(&st, bits);
+	}
+	zsp_reset(&st);
 	for (size_t i = 0; i < n; i++)
 		v[i] = strtoull(argv[5 + i], NULL, 10);
 	zsp_order_blocks(&st, v, n, (unsigned)atoi(argv[4]), tmp);
@@ -879,8 +905,87 @@ static int order_main(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * usage: policysim occupied PAGES_LOG2 SLOTS_LOG2 HOLES_PERMILLE OCCUPIED_PERMILLE SEED...
+ * The slots a running job occupies (zsp_set_seed) without the quarantine:
+ * per seed an aged state (as the main mode ages), OCCUPIED_PERMILLE of the
+ * slots drawn at random as the job's, the lists ordered by the module's
+ * policy without and with them, and a half-cache allocation taken from
+ * each: its conflicted fraction and the fraction of its pages on the
+ * job's slots. Prints one line per seed, then a mean line:
+ *   mean plain:conflict=F,on_occupied=F seeded:conflict=F,on_occupied=F
+ */
+static int occupied_main(int argc, char **argv)
+{
+	if (argc < 6) {
+		fprintf(stderr, "usage: policysim occupied PAGES_LOG2 SLOTS_LOG2 HOLES_PERMILLE OCCUPIED_PERMILLE SEED...\n");
+		return 2;
+	}
+	unsigned long npages = 1UL << atoi(argv[1]);
+	uint64_t slots = 1ULL << atoi(argv[2]), want = slots / 2;
+	unsigned long holes = (unsigned long)atoi(argv[3]), occ = (unsigned long)atoi(argv[4]);
+	struct buddy aged, work;
+	struct zsp_geom g;
+	struct zsp_state st;
+	uint64_t *v = xcalloc(npages, sizeof(*v)), *tmp = xcalloc(npages, sizeof(*tmp));
+	uint32_t *counts = xcalloc(slots, sizeof(*counts));
+	unsigned long *live = xcalloc(npages, sizeof(*live)), nlive;
+	uint8_t *bits = xcalloc(slots / 8 + 1, 1);
+	double sum[2][2] = { { 0 } };
+	int nseeds = argc - 5;
+
+	if (zsp_geom_init(&g, slots, 1) || occ > 1000) {
+		fprintf(stderr, "policysim: occupied: bad geometry or OCCUPIED_PERMILLE above 1000\n");
+		return 2;
+	}
+	zsp_init(&st, &g, xcalloc(1, zsp_state_bytes(&g)));
+	b_init(&aged, npages);
+	b_init(&work, npages);
+	for (int si = 5; si < argc; si++) {
+		rs = strtoull(argv[si], NULL, 10) * 0x9E3779B97F4A7C15ULL + 1;
+		age(&aged, npages, holes, live, &nlive);
+		memset(bits, 0, slots / 8 + 1);
+		for (uint64_t k = 0; k < slots; k++)
+			if (rnd() % 1000 < occ)
+				bits[k / 8] |= (uint8_t)(1u << (k % 8));
+		printf("seed %s", argv[si]);
+		for (int seeded = 0; seeded < 2; seeded++) {
+			uint64_t on = 0, taken = 0;
+			struct zsp_conflict c;
+
+			b_copy(&work, &aged);
+			zsp_set_seed(&st, seeded ? bits : NULL);
+			apply_policy(&work, 4, slots, 1, v, tmp, &st, NULL);
+			zsp_conflict_init(&c, &g, want, counts);
+			for (uint64_t i = 0; i < want; i++) {
+				long p = b_alloc(&work);
+				uint64_t k;
+
+				if (p < 0)
+					break;
+				k = (uint64_t)p % slots;
+				on += (bits[k / 8] >> (k % 8)) & 1;
+				taken++;
+				zsp_conflict_feed(&c, (uint64_t)p, 0);
+			}
+			double conf = c.taken ? (double)c.conflicted / c.taken : 0;
+			double frac = taken ? (double)on / taken : 0;
+
+			sum[seeded][0] += conf;
+			sum[seeded][1] += frac;
+			printf(" %s:conflict=%.4f,on_occupied=%.4f", seeded ? "seeded" : "plain", conf, frac);
+		}
+		printf("\n");
+	}
+	printf("mean plain:conflict=%.4f,on_occupied=%.4f seeded:conflict=%.4f,on_occupied=%.4f\n",
+	       sum[0][0] / nseeds, sum[0][1] / nseeds, sum[1][0] / nseeds, sum[1][1] / nseeds);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "occupied"))
+		return occupied_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "churn"))
 		return churn_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "order"))
