@@ -118,6 +118,20 @@ int zs_kmod_sort(const struct zs_kmod *k, int node, unsigned timeout_s, struct z
 	return zs_kwrite(path, text, timeout_s, w);
 }
 
+int zs_kmod_occupied(const struct zs_kmod *k, int node, const void *bits, size_t bytes,
+		     unsigned timeout_s, struct zs_kwrite *w)
+{
+	char path[sizeof(k->dir) + 64];
+
+	memset(w, 0, sizeof(*w));
+	if (k->kind != ZS_KMOD_OURS)
+		return 1;
+	snprintf(path, sizeof(path), "%s/" ZS_NODE_DIR_FMT "/" ZS_FILE_OCCUPIED, k->dir, node);
+	if (access(path, F_OK))
+		return 1;
+	return zs_kwrite_data(path, bits, bytes, timeout_s, w);
+}
+
 int zs_kmod_stat(const struct zs_kmod *k, const char *key, long long *v)
 {
 	char path[sizeof(k->dir) + 64];

@@ -38,6 +38,14 @@ void zs_kmod_probe(const char *dir, struct zs_kmod *k, char why[ZS_ERRLEN]);
  * or -1 with w saying how it ended (its errno, or stopped at the bound). */
 int zs_kmod_sort(const struct zs_kmod *k, int node, unsigned timeout_s, struct zs_kwrite *w);
 
+/* Gives node's next sort the slots a running step occupies (bits: bytes
+ * of the bitmap of ZS_FILE_OCCUPIED, occupied.h), the write bounded by
+ * timeout_s seconds: 0; 1 when the module has no such file (Intel's, or
+ * an older build of ours), nothing written; -1 with w saying how it
+ * ended. */
+int zs_kmod_occupied(const struct zs_kmod *k, int node, const void *bits, size_t bytes,
+		     unsigned timeout_s, struct zs_kwrite *w);
+
 /* A key of the stats file: 0, or -1 when absent. */
 int zs_kmod_stat(const struct zs_kmod *k, const char *key, long long *v);
 

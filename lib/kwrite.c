@@ -36,18 +36,57 @@ static int write_in_child(void *p)
 	return w >= 0 ? EIO : e;
 }
 
-int zs_kwrite(const char *path, const char *text, unsigned timeout_s, struct zs_kwrite *w)
+/* The same for data of any length: write(2) after write(2) until all of
+ * it is written (a binary sysfs file takes a page per call); a call that
+ * writes nothing is EIO. */
+static int write_all_in_child(void *p)
 {
-	struct kwrite_arg a = { .path = path, .text = text, .len = strlen(text) };
+	const struct kwrite_arg *a = p;
+	int fd = open(a->path, O_WRONLY | O_CLOEXEC), e = 0;
+	size_t done = 0;
+
+	if (fd < 0)
+		return errno;
+	while (done < a->len) {
+		ssize_t w = write(fd, a->text + done, a->len - done);
+
+		if (w <= 0) {
+			e = w < 0 ? errno : EIO;
+			break;
+		}
+		done += (size_t)w;
+	}
+	if (close(fd) && !e)
+		e = errno;
+	return e;
+}
+
+static int kwrite_call(int (*fn)(void *), struct kwrite_arg *a, unsigned timeout_s,
+		       struct zs_kwrite *w)
+{
 	int result = 0;
 
 	memset(w, 0, sizeof(*w));
 	w->timeout_s = timeout_s;
-	w->end = zs_call(write_in_child, &a, (int)timeout_s * 1000, ZS_KWRITE_KILL_MS, &result,
-			 w->why);
+	w->end = zs_call(fn, a, (int)timeout_s * 1000, ZS_KWRITE_KILL_MS, &result, w->why);
 	if (w->end == ZS_CALL_DONE)
 		w->err_no = result;
 	return w->end == ZS_CALL_DONE && !result ? 0 : -1;
+}
+
+int zs_kwrite_data(const char *path, const void *data, size_t len, unsigned timeout_s,
+		   struct zs_kwrite *w)
+{
+	struct kwrite_arg a = { .path = path, .text = data, .len = len };
+
+	return kwrite_call(write_all_in_child, &a, timeout_s, w);
+}
+
+int zs_kwrite(const char *path, const char *text, unsigned timeout_s, struct zs_kwrite *w)
+{
+	struct kwrite_arg a = { .path = path, .text = text, .len = strlen(text) };
+
+	return kwrite_call(write_in_child, &a, timeout_s, w);
 }
 
 bool zs_kwrite_timed_out(const struct zs_kwrite *w)

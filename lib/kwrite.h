@@ -47,6 +47,12 @@ struct zs_kwrite {
  * operation that does not end. */
 int zs_kwrite(const char *path, const char *text, unsigned timeout_s, struct zs_kwrite *w);
 
+/* The same for len bytes of data, in as many write(2)s as it takes (a
+ * binary sysfs file takes at most a page per call), the whole bounded by
+ * timeout_s. */
+int zs_kwrite_data(const char *path, const void *data, size_t len, unsigned timeout_s,
+		   struct zs_kwrite *w);
+
 /* True when the write did not end within its bound (it was stopped, or
  * left running). */
 bool zs_kwrite_timed_out(const struct zs_kwrite *w);

@@ -22,6 +22,7 @@ void zs_policy_defaults(struct zs_policy *p)
 	p->request.min_period = 10;
 	p->min_interval = p->request.min_period;
 	p->churn_watch = ZS_CHURN_WATCH_DEFAULT;
+	p->occupied_slots = true;
 	snprintf(p->helper, sizeof(p->helper), "%s", ZS_HELPER_PATH);
 	p->sorter.kind = ZS_SORTER_AUTO;
 	p->sorter.fallback = ZS_FALLBACK_PROLOG;
@@ -120,6 +121,11 @@ static int set_helper(struct zs_policy *p, const char *key, const char *v, char 
 static int set_sample_conflicts(struct zs_policy *p, const char *key, const char *v, char *err)
 {
 	return zs_parse_bool(key, v, &p->sample_conflicts, err);
+}
+
+static int set_occupied_slots(struct zs_policy *p, const char *key, const char *v, char *err)
+{
+	return zs_parse_bool(key, v, &p->occupied_slots, err);
 }
 
 static int set_churn_watch(struct zs_policy *p, const char *key, const char *v, char *err)
@@ -344,6 +350,7 @@ static const struct {
 	{ "ways", set_ways, 1 + ZS_PN_WAYS },
 	{ "sample_conflicts", set_sample_conflicts, 0 },
 	{ "churn_watch", set_churn_watch, 0 },
+	{ "occupied_slots", set_occupied_slots, 0 },
 	{ "prometheus_dir", set_prometheus_dir, 0 },
 	{ "report_days", set_report_days, 0 },
 	{ "quarantine", set_quarantine, 0 },

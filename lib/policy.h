@@ -81,6 +81,9 @@ struct zs_policy {
 	char helper[PATH_MAX];		/* helper=: the zonesort command */
 	bool sample_conflicts;		/* sample_conflicts=yes|no: the helper samples
 					 * the step's cache-slot conflicts */
+	bool occupied_slots;		/* occupied_slots=yes|no: the helper gives each
+					 * sort the slots the step's pages occupy
+					 * (zs_sorter_occupy) */
 	unsigned churn_watch;		/* churn_watch=: seconds from a step's start in
 					 * which the helper sorts again after memory
 					 * churn (0: never) */

@@ -8,6 +8,7 @@
 #include "metrics.h"
 #include "modsig.h"
 #include "nodeset.h"
+#include "occupied.h"
 #include "statedir.h"
 #include "textfile.h"
 #include "vmstat.h"
@@ -38,6 +39,8 @@ struct zs_sorter {
 	long long last_start_ns;	/* when this sorter's last sort began */
 	bool compaction_held;		/* see zs_sorter_hold_compaction */
 	struct zs_kmod kmod;		/* the kernel module's files (kmod.h) */
+	struct zs_occupied *occ;	/* zs_sorter_occupy: for the next round only */
+	unsigned nocc;
 	bool nothing;			/* no memory-side cache, nocache=skip */
 	char degraded[ZS_ERRLEN];	/* zs_sorter_degraded; "" when not */
 };
@@ -310,10 +313,62 @@ fail:
 	return -1;
 }
 
+bool zs_sorter_takes_occupied(const struct zs_sorter *s)
+{
+	char path[PATH_MAX + 64];
+
+	if (s->backend != ZS_SORTER_KERNEL || s->kmod.kind != ZS_KMOD_OURS)
+		return false;
+	for (int n = 0; n <= zs_nodeset_max(); n++) {
+		if (!numa_bitmask_isbitset(s->targets, (unsigned)n))
+			continue;
+		snprintf(path, sizeof(path), "%s/" ZS_NODE_DIR_FMT "/" ZS_FILE_OCCUPIED, s->opts.sysfs, n);
+		if (!access(path, F_OK))
+			return true;
+	}
+	return false;
+}
+
+void zs_sorter_occupy(struct zs_sorter *s, struct zs_occupied *o, unsigned n)
+{
+	zs_occupied_free(s->occ, s->nocc);
+	s->occ = o;
+	s->nocc = n;
+}
+
+/* Gives node r->node's sort the slots the step occupies, once: a sort
+ * after a compaction in the same round goes without them (compaction
+ * moved the step's pages). A write that fails never fails the sort. */
+static void give_occupied(struct zs_sorter *s, struct zs_node_result *r)
+{
+	char how[ZS_ERRLEN];
+	struct zs_kwrite w;
+
+	for (unsigned i = 0; i < s->nocc; i++) {
+		struct zs_occupied *o = &s->occ[i];
+		int rc;
+
+		if (o->node != r->node || !o->bits)
+			continue;
+		rc = zs_kmod_occupied(&s->kmod, o->node, o->bits, o->bytes, s->opts.kernel_timeout, &w);
+		if (rc == 0)
+			r->occupied = (long long)o->set;
+		else if (rc < 0) {
+			r->occupied = -1;
+			snprintf(r->occupied_why, sizeof(r->occupied_why),
+				 "%s/" ZS_NODE_DIR_FMT "/" ZS_FILE_OCCUPIED ": %s", s->opts.sysfs,
+				 o->node, zs_kwrite_describe(&w, how, sizeof(how)));
+		}
+		free(o->bits);
+		o->bits = NULL;
+	}
+}
+
 void zs_sorter_close(struct zs_sorter *s)
 {
 	if (!s)
 		return;
+	zs_sorter_occupy(s, NULL, 0);
 	if (s->targets)
 		numa_bitmask_free(s->targets);
 	if (s->statefd >= 0)
@@ -430,6 +485,7 @@ static void sort_kernel(struct zs_sorter *s, struct zs_node_result *r)
 		r->outcome = ZS_FAILED;
 		return;
 	}
+	give_occupied(s, r);
 	if (!zs_kmod_sort(&s->kmod, r->node, s->opts.kernel_timeout, &w)) {
 		r->outcome = ZS_SORTED;
 		return;
@@ -795,6 +851,7 @@ static void count(struct zs_tally *t, const struct zs_node_result *r)
 	t->compacted += r->compacted;
 	t->stopped += r->outcome == ZS_FAILED && r->stopped;
 	t->freed += r->outcome == ZS_SORTED && r->freed;
+	t->occupied += r->outcome == ZS_SORTED && r->occupied > 0;
 	t->seconds += r->seconds;
 }
 
@@ -896,6 +953,7 @@ int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *
 	}
 	if (!locked)
 		close(lockfd);
+	zs_sorter_occupy(s, NULL, 0);
 	return failed ? -1 : 0;
 }
 
@@ -913,11 +971,13 @@ void zs_tally_add(struct zs_tally *into, const struct zs_tally *t)
 	into->churn += t->churn;
 	into->freed += t->freed;
 	into->stopped += t->stopped;
+	into->occupied += t->occupied;
 }
 
 const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len)
 {
 	char compacted[64] = "", churn[48] = "", freed[64] = "", fallback[96] = "", stopped[64] = "";
+	char occupied[48] = "";
 
 	/* Compactions migrate the job's pages: said whenever there were any. */
 	if (t->compacted)
@@ -936,17 +996,19 @@ const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len)
 	 * was one: the site may want a longer kernel_timeout. */
 	if (t->stopped)
 		snprintf(stopped, sizeof(stopped), " (%u stopped after kernel_timeout)", t->stopped);
-	snprintf(buf, len, "%u sort%s%s%s%s%s, %u skipped (recent), %u busy, %u failed%s, %.3f s",
-		 t->sorted, t->sorted == 1 ? "" : "s", churn, freed, compacted, fallback, t->recent,
-		 t->busy, t->failed, stopped, t->seconds);
+	if (t->occupied)
+		snprintf(occupied, sizeof(occupied), " (%u given the step's slots)", t->occupied);
+	snprintf(buf, len, "%u sort%s%s%s%s%s%s, %u skipped (recent), %u busy, %u failed%s, %.3f s",
+		 t->sorted, t->sorted == 1 ? "" : "s", churn, freed, occupied, compacted, fallback,
+		 t->recent, t->busy, t->failed, stopped, t->seconds);
 	return buf;
 }
 
 const char *zs_tally_format(const struct zs_tally *t, char *buf, unsigned len)
 {
-	snprintf(buf, len, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%.6f compacted=%u fallback=%u degraded=%u churn=%u freed=%u stopped=%u",
+	snprintf(buf, len, "rounds=%u sorted=%u recent=%u busy=%u failed=%u seconds=%.6f compacted=%u fallback=%u degraded=%u churn=%u freed=%u stopped=%u occupied=%u",
 		 t->rounds, t->sorted, t->recent, t->busy, t->failed, t->seconds, t->compacted,
-		 t->fallback, t->degraded, t->churn, t->freed, t->stopped);
+		 t->fallback, t->degraded, t->churn, t->freed, t->stopped, t->occupied);
 	return buf;
 }
 
@@ -959,11 +1021,13 @@ int zs_tally_parse(const char *line, struct zs_tally *t)
 		   &v.rounds, &v.sorted, &v.recent, &v.busy, &v.failed, &v.seconds, &v.compacted,
 		   &v.fallback, &v.degraded, &v.churn, &end) != 10)
 		return -1;
-	/* A line without freed= or stopped= (a helper of an older package
-	 * still running across an upgrade) counts none. */
+	/* A line without freed=, stopped= or occupied= (a helper of an
+	 * older package still running across an upgrade) counts none. */
 	if (line[end] == ' ' && sscanf(line + end, " freed=%u%n", &v.freed, &more) == 1)
 		end += more;
 	if (line[end] == ' ' && sscanf(line + end, " stopped=%u%n", &v.stopped, &more) == 1)
+		end += more;
+	if (line[end] == ' ' && sscanf(line + end, " occupied=%u%n", &v.occupied, &more) == 1)
 		end += more;
 	if (line[end] && line[end] != '\n')
 		return -1;

@@ -14,6 +14,7 @@
 
 struct zs_memcache_opts;
 struct zs_metrics_opts;
+struct zs_occupied;
 
 enum zs_sorter_kind {
 	ZS_SORTER_AUTO,
@@ -118,6 +119,11 @@ struct zs_node_result {
 				 * memory was freed on it since (zs_recent_decide) */
 	bool stopped;		/* failed: a write to the kernel did not end within
 				 * kernel_timeout and was stopped (kwrite.h) */
+	long long occupied;	/* slots of the step's own pages given to the sort
+				 * (zs_sorter_occupy); 0: none given; -1: giving
+				 * them failed, occupied_why says how (the sort
+				 * went on without them) */
+	char occupied_why[ZS_ERRLEN];
 	double seconds;
 	char msg[ZS_ERRLEN];
 };
@@ -137,6 +143,8 @@ struct zs_tally {
 	unsigned stopped;	/* sorts whose write to the kernel did not end within
 				 * kernel_timeout and was stopped, counted in failed
 				 * too */
+	unsigned occupied;	/* sorts given the slots the step's pages occupy
+				 * (zs_sorter_occupy), counted in sorted too */
 };
 
 /* Pages freed after a sort go in front of the lists it ordered and are
@@ -224,6 +232,19 @@ typedef void (*zs_node_report_fn)(void *ctx, const struct zs_node_result *r);
  * is counted as busy. Returns 0, or -1 if any node failed. */
 int zs_sorter_sort(struct zs_sorter *s, unsigned min_interval, struct zs_tally *tally,
 		   zs_node_report_fn report, void *ctx);
+
+/* The slots a running step's pages occupy on each node (occupied.h), for
+ * the next zs_sorter_sort only: this project's module orders each node's
+ * lists as if they held a page each, so that the step's next allocation
+ * goes to the slots it does not use yet. Takes o (n entries) over; NULL
+ * drops what was given. Nodes skipped, busy, or on another backend, and a
+ * module without the file, take none; a sort that had them says how many
+ * in its result. */
+void zs_sorter_occupy(struct zs_sorter *s, struct zs_occupied *o, unsigned n);
+
+/* True when a target node's module takes them: the kernel backend, this
+ * project's module, a node directory with the occupied file. */
+bool zs_sorter_takes_occupied(const struct zs_sorter *s);
 
 /* While held, a full quarantine is not compacted: its node is only sorted,
  * and the first sort after the hold is lifted compacts it (compact_interval

@@ -14,6 +14,7 @@
 #include "child.h"
 #include "conflicts.h"
 #include "metrics.h"
+#include "occupied.h"
 #include "pagemap.h"
 #include "parse.h"
 #include "sorter.h"
@@ -95,6 +96,9 @@ static void note_failure(void *ctx, const struct zs_node_result *r)
 
 	if ((r->outcome == ZS_FAILED || r->outcome == ZS_NOSORTER) && rc->nerrors < 4)
 		snprintf(rc->errors[rc->nerrors++], ZS_ERRLEN, "%s", r->msg);
+	if (r->occupied < 0 && rc->nerrors < 4)
+		snprintf(rc->errors[rc->nerrors++], ZS_ERRLEN, "occupied slots not given: %.400s",
+			 r->occupied_why);
 }
 
 /* True while the watched process lives. pidfd polls readable when it exits;
@@ -351,6 +355,15 @@ struct run_args {
 	struct zs_policy policy;
 };
 
+/* The slots the step's own pages occupy, given to each sort (occupied.h):
+ * the geometry found once; off after an error, said once. */
+struct occupancy {
+	bool on;
+	struct zs_node_geom *geoms;
+	unsigned ngeoms;
+	uint64_t pages_max;		/* the target caches' pages: a larger step gets none */
+};
+
 /* The running helper. */
 struct helper {
 	const struct run_args *a;
@@ -362,6 +375,7 @@ struct helper {
 	sigset_t unblocked;		/* the mask ppoll waits with */
 	unsigned min_interval;
 	struct churn_watch churn;
+	struct occupancy occ;
 };
 
 static void usage(void)
@@ -384,13 +398,16 @@ static void usage(void)
 	       "then waits for the end.\n"
 	       "Prints the running totals after each round:\n"
 	       "  rounds=R sorted=S recent=R busy=B failed=F seconds=T compacted=C\n"
-	       "  fallback=L degraded=D churn=K freed=E stopped=P\n"
+	       "  fallback=L degraded=D churn=K freed=E stopped=P occupied=O\n"
 	       "(compacted: sorts that compacted a full quarantine's node; fallback and\n"
 	       "degraded: rounds of a cache node without its kernel sorter, compacted in\n"
 	       "its place or left alone, see zonesort(8); churn: sorts the churn watch\n"
 	       "made; freed: sorts of a node sorted less than max(min_interval,\n"
 	       "SECONDS/2) ago, made because memory was freed on it since; stopped:\n"
-	       "failed sorts whose write to the kernel outlasted kernel_timeout). On a\n"
+	       "failed sorts whose write to the kernel outlasted kernel_timeout;\n"
+	       "occupied: sorts given the cache slots the step's own pages occupy,\n"
+	       "occupied_slots=yes, this project's module only, a step smaller than\n"
+	       "the caches: the step's next allocations go to other slots). On a\n"
 	       "cache node without its kernel sorter, unless compact_fallback=periodic,\n"
 	       "it says so once and exits 0.\n"
 	       "With --sample PID, also measures after each round the cache-slot\n"
@@ -508,6 +525,54 @@ static void stop_on_signals(sigset_t *unblocked)
 /* One sort of the target nodes, skipping those sorted by anyone less than
  * min_interval seconds ago; moves *next to a full period after the sort's
  * start when it sorted. */
+/* Before a sort: the slots the step's pages occupy, so that this
+ * project's module steers the step's next allocation to others. A step
+ * whose resident memory reaches the caches' size gets none: its pages fill
+ * nearly every slot, and reading them would cost as much as the step is
+ * large. A step that cannot be read turns it off, said once. */
+static void occupy_round(struct helper *h)
+{
+	struct zs_pfnset set = { 0 };
+	struct zs_zone *zones = NULL;
+	struct zs_occupied *o = NULL;
+	unsigned nzones = 0, n = 0;
+	pid_t *pids = NULL;
+	size_t npids = 0;
+	long long resident;
+	char err[ZS_ERRLEN];
+
+	if (!h->occ.on || !zs_sorter_takes_occupied(h->s))
+		return;
+	resident = zs_tree_resident(h->parent, getpid(), err);
+	if (resident < 0)
+		goto fail;
+	if ((uint64_t)resident / (uint64_t)sysconf(_SC_PAGESIZE) >= h->occ.pages_max)
+		return;
+	if (zs_descendants(h->parent, getpid(), &pids, &npids, err))
+		goto fail;
+	/* Entries read: twice the caches' pages covers a step below that size
+	 * with room for the holes of its mappings; past it the step is left
+	 * without. */
+	set.budget = 2 * h->occ.pages_max + 65536;
+	for (size_t i = 0; i < npids; i++)
+		if (zs_pagemap_collect(pids[i], &set, err) == ZS_PAGEMAP_ERROR)
+			goto fail;
+	if (set.unread_pages || set.n >= h->occ.pages_max)
+		goto out;
+	if (zs_zones_read(NULL, NULL, &zones, &nzones, err) ||
+	    zs_occupied_build(&set, zones, nzones, h->occ.geoms, h->occ.ngeoms, &o, &n, err))
+		goto fail;
+	zs_sorter_occupy(h->s, o, n);
+	goto out;
+fail:
+	emit_error("occupied slots: ", err, false);
+	h->occ.on = false;
+out:
+	free(zones);
+	free(pids);
+	zs_pfnset_free(&set);
+}
+
 static void sort_round(struct helper *h, unsigned min_interval, bool quiet, double *next)
 {
 	struct round_ctx ctx = { .nerrors = 0 };
@@ -515,6 +580,7 @@ static void sort_round(struct helper *h, unsigned min_interval, bool quiet, doub
 	char err[ZS_ERRLEN];
 	long long before;
 
+	occupy_round(h);
 	zs_sorter_hold_compaction(h->s, !quiet);
 	before = zs_sorter_last_start(h->s);
 	zs_sorter_sort(h->s, min_interval, &h->tally, note_failure, &ctx);
@@ -663,6 +729,26 @@ static int churn_open(struct helper *h, char *err)
 	return 0;
 }
 
+/* The geometry of the target nodes for the step's occupied slots: 0 (on
+ * only with the kernel sorter), or -1 with err. */
+static int occupancy_open(struct helper *h, char *err)
+{
+	if (zs_sorter_backend(h->s) != ZS_SORTER_KERNEL)
+		return 0;
+	if (!zs_pagemap_privileged())
+		return zs_fail(err, "root is needed to read page frame numbers");
+	if (zs_node_geoms(&h->a->policy.memcache, false, 0, 0, &h->occ.geoms, &h->occ.ngeoms, err))
+		return -1;
+	for (unsigned i = 0; i < h->occ.ngeoms; i++) {
+		const struct zs_node_geom *g = &h->occ.geoms[i];
+
+		if (!g->error[0] && !g->g.fully_associative && zs_sorter_is_target(h->s, g->node))
+			h->occ.pages_max += g->g.nslots * g->g.ways;
+	}
+	h->occ.on = h->occ.pages_max > 0;
+	return 0;
+}
+
 static int run_helper(const struct run_args *a)
 {
 	struct helper h = { .a = a, .sm = { .off = true }, .parent = (pid_t)a->parent, .pidfd = -1 };
@@ -704,6 +790,8 @@ static int run_helper(const struct run_args *a)
 	}
 	if (a->watch && churn_open(&h, err))
 		emit_error("", err, false);
+	if (a->parent && a->policy.occupied_slots && occupancy_open(&h, err))
+		emit_error("occupied slots: ", err, false);
 	/* min_interval is the least time between two sorts of a node by any
 	 * writer; another helper's or step's sort within half our period also
 	 * makes ours redundant. */
@@ -712,6 +800,7 @@ static int run_helper(const struct run_args *a)
 	emit_tally(&h.tally, true);
 	zs_sorter_close(h.s);
 	free(h.sm.geoms);
+	free(h.occ.geoms);
 	return ZS_EXIT_OK;
 }
 

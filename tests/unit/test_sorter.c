@@ -8,6 +8,7 @@
 #include "config.h"
 #include "child.h"
 #include "errbuf.h"
+#include "occupied.h"
 #include "policy.h"
 #include "sorter.h"
 #include "tap.h"
@@ -647,11 +648,11 @@ static void state_directory(void)
 
 static void tally_lines(void)
 {
-	struct zs_tally t = { 3, 2, 1, 0, 0, 0.25, 1, 4, 5, 1, 0, 0 }, u;
+	struct zs_tally t = { 3, 2, 1, 0, 0, 0.25, 1, 4, 5, 1, 0, 0, 0 }, u;
 	char buf[240];
 
 	zs_tally_format(&t, buf, sizeof(buf));
-	is_str(buf, "rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.250000 compacted=1 fallback=4 degraded=5 churn=1 freed=0 stopped=0",
+	is_str(buf, "rounds=3 sorted=2 recent=1 busy=0 failed=0 seconds=0.250000 compacted=1 fallback=4 degraded=5 churn=1 freed=0 stopped=0 occupied=0",
 	       "format");
 	ok(!zs_tally_parse(buf, &u) && u.rounds == 3 && u.sorted == 2 && u.recent == 1 && u.seconds == 0.25 &&
 	   u.compacted == 1 && u.fallback == 4 && u.degraded == 5 && u.churn == 1 && u.freed == 0,
@@ -694,6 +695,16 @@ static void tally_lines(void)
 	   "trailing text after stopped= refused");
 	zs_tally_format(&w, buf, sizeof(buf));
 	ok(!zs_tally_parse(buf, &u) && u.stopped == 2 && u.failed == 2, "stopped= round-trips");
+	struct zs_tally v;
+
+	ok(!zs_tally_parse("rounds=3 sorted=3 recent=0 busy=0 failed=0 seconds=1 compacted=0 fallback=0 degraded=0 churn=0 freed=0 stopped=0 occupied=2\n", &v) &&
+	   v.occupied == 2 && v.sorted == 3, "occupied= parsed");
+	ok(zs_tally_parse("rounds=3 sorted=3 recent=0 busy=0 failed=0 seconds=1 compacted=0 fallback=0 degraded=0 churn=0 freed=0 stopped=0 occupied=2 extra", &v),
+	   "trailing text after occupied= refused");
+	v.churn = 1;
+	zs_tally_describe(&v, buf, sizeof(buf));
+	err_has(buf, "3 sorts (1 after memory churn) (2 given the step's slots), 0 skipped",
+		"describe names the sorts given the step's slots");
 	zs_tally_add(&u, &w);
 	ok(u.stopped == 4 && u.failed == 4, "add counts stopped");
 	zs_tally_describe(&w, buf, sizeof(buf));
@@ -975,6 +986,88 @@ static void full_quarantine(void)
 	unlink(root_path("kernel/node0/quarantine_release"));
 }
 
+/* The slots a step occupies, given to the next sort of a node through
+ * its occupied file (a plain file here: it keeps what was written) right
+ * before nodeid, once; a missing file gives none, a failing write none
+ * either, said, and the sort goes on. */
+static void occupied_slots(void)
+{
+	struct zs_policy p;
+	struct zs_sorter *s = NULL;
+	struct zs_tally t = { 0 };
+	struct zs_occupied *o;
+	unsigned char got[4096];
+	char f[PATH_MAX];
+	FILE *fp;
+	size_t n;
+
+	unlink(root_path("kernel/nodeid"));
+	write_text("kernel/nodeid", "");
+	full_files("0");
+	write_text("kernel/node0/occupied", "");
+	policy_for(&p, "kernel");
+	ok(sorter_open(&p, &s, NULL) == 0 && s, "kernel sorter, our module");
+	if (!s)
+		return;
+	/* 64 MiB of 4 KiB pages: 16384 slots, 2048 bytes. */
+	o = calloc(2, sizeof(*o));
+	o[0] = (struct zs_occupied){ .node = 0, .bits = calloc(2048, 1), .bytes = 2048, .slots = 16384, .set = 3 };
+	o[1] = (struct zs_occupied){ .node = 1, .bits = calloc(2048, 1), .bytes = 2048, .slots = 16384, .set = 1 };
+	o[0].bits[0] = 0x05;
+	o[0].bits[2047] = 0x80;
+	zs_sorter_occupy(s, o, 2);
+	ok(zs_sorter_sort(s, 0, &t, remember, NULL) == 0 && last.outcome == ZS_SORTED && last.occupied == 3,
+	   "the sort was given node 0's 3 slots");
+	path(f, sizeof(f), "kernel/node0/occupied");
+	fp = fopen(f, "rb");
+	n = fp ? fread(got, 1, sizeof(got), fp) : 0;
+	if (fp)
+		fclose(fp);
+	ok(n == 2048 && got[0] == 0x05 && got[1] == 0 && got[2047] == 0x80, "... the 2048 bytes of its bitmap, as given (%zu)", n);
+	ok(t.occupied == 1 && t.sorted == 1, "tally: 1 sort with occupied slots");
+	ok(access(root_path("kernel/node1/occupied"), F_OK) != 0, "node 1 is no target: nothing written for it");
+	write_text("kernel/node0/occupied", "");
+	zs_sorter_sort(s, 0, &t, remember, NULL);
+	read_text("kernel/node0/occupied", (char *)got, sizeof(got));
+	ok(last.occupied == 0 && !got[0] && t.occupied == 1, "the next round is given none: one round only");
+
+	/* A module without the file (Intel's, an older one of ours). */
+	unlink(root_path("kernel/node0/occupied"));
+	o = calloc(1, sizeof(*o));
+	o[0] = (struct zs_occupied){ .node = 0, .bits = calloc(2048, 1), .bytes = 2048, .slots = 16384, .set = 1 };
+	zs_sorter_occupy(s, o, 1);
+	ok(zs_sorter_sort(s, 0, &t, remember, NULL) == 0 && last.outcome == ZS_SORTED && last.occupied == 0,
+	   "no occupied file: sorted without, nothing said");
+
+	/* A write that fails: said, and the sort goes on. */
+	ok(symlink("/dev/full", f) == 0, "node0/occupied -> /dev/full");
+	o = calloc(1, sizeof(*o));
+	o[0] = (struct zs_occupied){ .node = 0, .bits = calloc(2048, 1), .bytes = 2048, .slots = 16384, .set = 1 };
+	zs_sorter_occupy(s, o, 1);
+	ok(zs_sorter_sort(s, 0, &t, remember, NULL) == 0 && last.outcome == ZS_SORTED && last.occupied == -1,
+	   "a failing write: sorted all the same, occupied -1");
+	err_has(last.occupied_why, "node0/occupied: No space left", "... and says which file and why");
+	unlink(f);
+	zs_sorter_close(s);
+
+	/* Intel's module: no interface version, nothing but nodeid. */
+	unlink(root_path("kernel/interface_version"));
+	write_text("kernel/node0/occupied", "");
+	ok(sorter_open(&p, &s, NULL) == 0 && s, "kernel sorter, Intel's module");
+	if (!s)
+		return;
+	o = calloc(1, sizeof(*o));
+	o[0] = (struct zs_occupied){ .node = 0, .bits = calloc(2048, 1), .bytes = 2048, .slots = 16384, .set = 1 };
+	o[0].bits[0] = 1;
+	zs_sorter_occupy(s, o, 1);
+	zs_sorter_sort(s, 0, &t, remember, NULL);
+	read_text("kernel/node0/occupied", (char *)got, sizeof(got));
+	ok(last.occupied == 0 && !got[0], "Intel's module is given none");
+	zs_sorter_close(s);
+	unlink(root_path("kernel/node0/occupied"));
+	write_text("kernel/interface_version", "3\n");
+}
+
 int main(void)
 {
 	char d[PATH_MAX];
@@ -998,6 +1091,7 @@ int main(void)
 	degraded_sites();
 	no_cache();
 	full_quarantine();
+	occupied_slots();
 	tally_lines();
 	char cmd[PATH_MAX + 16];
 
