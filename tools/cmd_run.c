@@ -233,7 +233,11 @@ static bool wait_quiet(double deadline, double max_wait, pid_t parent, int pidfd
  * reaches 1/ZS_CHURN_SHARE of the caches' pages and CHURN_QUIET looks in a
  * row found the node quiet (an allocation in flight would be split by the
  * sort; one look alone let sorts through a start-up that paused for a
- * moment), it sorts again. min_interval does not hold such sorts back (the
+ * moment), it sorts again. Looks 50 ms apart let the sort in when a
+ * start-up pauses a quarter of a second before its arrays
+ * (bench/REPORT-churn-effect.md); each costs a read of /proc/vmstat
+ * (tens of microseconds on a small node, more with more CPUs).
+ * min_interval does not hold such sorts back (the
  * step's own sort a moment before would make every one of them recent);
  * instead CHURN_MIN_GAP seconds at least pass between two (short: a sort
  * in a pause of the start-up must not keep the one after its end from
@@ -241,7 +245,7 @@ static bool wait_quiet(double deadline, double max_wait, pid_t parent, int pidfd
  * allocates its arrays the instant its start-up ends leaves no quiet
  * moment in between: it gets the pages it freed whatever the helper does.
  */
-#define CHURN_POLL 0.1
+#define CHURN_POLL 0.05
 #define CHURN_QUIET 2
 #define CHURN_MIN_GAP 0.25
 #define CHURN_MAX_SORTS 16
@@ -389,7 +393,7 @@ static void usage(void)
 	       "frees memory fast (an allocation in flight, a job exiting) or PID's\n"
 	       "descendants grow resident, at most max(SECONDS, 10) seconds.\n"
 	       "With --watch SECONDS (1-86400; the kernel sorter only), for that long\n"
-	       "it also looks at the node's page counters ten times a second and sorts\n"
+	       "it also looks at the node's page counters twenty times a second and sorts\n"
 	       "again once the pages freed since the last sort and not allocated again\n"
 	       "reach 1/16 of the caches' pages and two looks in a row found the node\n"
 	       "quiet (memory churn: those pages would be handed out first, in no\n"
