@@ -159,6 +159,16 @@ int zs_kmod_quarantine(const struct zs_kmod *k, int node, struct zs_kmod_quarant
 	return 0;
 }
 
+int zs_kmod_quarantine_permille(const struct zs_kmod *k, long long *v)
+{
+	char path[sizeof(k->dir) + 64];
+
+	if (!k->quarantine)
+		return -1;
+	snprintf(path, sizeof(path), "%s/" ZS_QUARANTINE_DIR "/" ZS_QUARANTINE_MAX_PERMILLE, k->dir);
+	return read_number(path, v);
+}
+
 int zs_kmod_quarantine_stat(const struct zs_kmod *k, const char *key, long long *v)
 {
 	char path[sizeof(k->dir) + 64];

@@ -57,6 +57,9 @@ struct zs_kmod_quarantine {
 /* 0 and node's figures, or -1 when the module keeps no quarantine for it. */
 int zs_kmod_quarantine(const struct zs_kmod *k, int node, struct zs_kmod_quarantine *q);
 
+/* The quarantine's max_permille now: 0, or -1 when the module has none. */
+int zs_kmod_quarantine_permille(const struct zs_kmod *k, long long *v);
+
 /* A key of the quarantine's stats file: 0, or -1 when absent. */
 int zs_kmod_quarantine_stat(const struct zs_kmod *k, const char *key, long long *v);
 

@@ -36,7 +36,8 @@ void zs_policy_defaults(struct zs_policy *p)
 	p->sorter.recent_freed_sort = true;
 	p->sorter.quarantine = (struct zs_quarantine_opts){
 		.on = true, .max_permille = -1,
-		.compact_full = true, .compact_interval = 300,
+		.compact_full = true, .compact_held_permille = ZS_COMPACT_HELD_PERMILLE,
+		.compact_interval = 300,
 	};
 	strcpy(p->memcache.node_sysfs, p->sorter.node_sysfs);
 	strcpy(p->memcache.statedir, p->sorter.statedir);
@@ -260,6 +261,12 @@ static int set_compact_full(struct zs_policy *p, const char *key, const char *v,
 	return zs_parse_bool(key, v, &p->sorter.quarantine.compact_full, err);
 }
 
+static int set_compact_held_permille(struct zs_policy *p, const char *key, const char *v,
+				     char *err)
+{
+	return set_permille(key, v, &p->sorter.quarantine.compact_held_permille, err);
+}
+
 static int set_compact_interval(struct zs_policy *p, const char *key, const char *v, char *err)
 {
 	return set_uint(key, v, ZS_MIN_COMPACT_INTERVAL, ZS_MAX_COMPACT_INTERVAL,
@@ -350,7 +357,6 @@ static const struct {
 	{ "ways", set_ways, 1 + ZS_PN_WAYS },
 	{ "sample_conflicts", set_sample_conflicts, 0 },
 	{ "churn_watch", set_churn_watch, 0 },
-	{ "occupied_slots", set_occupied_slots, 0 },
 	{ "prometheus_dir", set_prometheus_dir, 0 },
 	{ "report_days", set_report_days, 0 },
 	{ "quarantine", set_quarantine, 0 },
@@ -362,6 +368,8 @@ static const struct {
 	{ "pcp_high_fraction", set_pcp_high_fraction, 0 },
 	{ "recent_freed", set_recent_freed, 0 },
 	{ "kernel_timeout", set_kernel_timeout, 0 },
+	{ "occupied_slots", set_occupied_slots, 0 },
+	{ "compact_held_permille", set_compact_held_permille, 0 },
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

@@ -722,6 +722,26 @@ static bool quarantine_full(const struct zs_sorter *s, int node, long *ppm)
 	       short_pages > 0;
 }
 
+/* True when the node's quarantine holds more than compact_held_permille of
+ * its cache's pages after its sort (the cache's pages from its maximum and
+ * the module's max_permille). *held is what it holds, *limit that share
+ * in pages. */
+static bool quarantine_held_over(const struct zs_sorter *s, int node, long long *held,
+				 long long *limit)
+{
+	struct zs_kmod_quarantine q;
+	long long permille;
+	int share = s->opts.quarantine.compact_held_permille;
+
+	*held = *limit = -1;
+	if (share >= ZS_MAX_PERMILLE || zs_kmod_quarantine(&s->kmod, node, &q) ||
+	    zs_kmod_quarantine_permille(&s->kmod, &permille) || permille <= 0)
+		return false;
+	*held = q.held;
+	*limit = q.max * share / permille;
+	return q.held > *limit;
+}
+
 int zs_sorter_quarantine(struct zs_sorter *s, int node, struct zs_quarantine_state *out)
 {
 	struct zs_kmod_quarantine q;
@@ -738,28 +758,37 @@ int zs_sorter_quarantine(struct zs_sorter *s, int node, struct zs_quarantine_sta
 	return 0;
 }
 
-/* After a sort of r->node: a full quarantine that left the sort colliding
- * is given back, the node compacted and sorted again (r says how). A
+/* After a sort of r->node: a full quarantine that left the sort colliding,
+ * or one holding more than compact_held_permille of the cache, is given
+ * back, the node compacted and sorted again (r says how). A
  * give-back or compaction that fails leaves the node as its sort left it,
  * less what was given back, and says so; one stopped at kernel_timeout
  * fails the node: what it left is unknown. */
 static void refresh_full(struct zs_sorter *s, struct zs_node_result *r)
 {
-	char path[PATH_MAX + 32], why[ZS_ERRLEN], prefix[96], how[ZS_ERRLEN];
+	char path[PATH_MAX + 32], why[ZS_ERRLEN], prefix[128], how[ZS_ERRLEN];
 	long long now = zs_boottime_ns(), last;
 	struct zs_kwrite w;
-	bool timed_out;
+	bool timed_out, full, over;
+	long long held, limit;
 	long ppm;
 
-	if (!s->opts.quarantine.on || !s->opts.quarantine.compact_full || !quarantine_full(s, r->node, &ppm))
+	if (!s->opts.quarantine.on || !s->opts.quarantine.compact_full)
+		return;
+	full = quarantine_full(s, r->node, &ppm);
+	over = !full && quarantine_held_over(s, r->node, &held, &limit);
+	if (!full && !over)
 		return;
 	last = stamp_read(s, r->node, "compacted");
 	if (last >= 0 && now - last < (long long)s->opts.quarantine.compact_interval * 1000000000LL)
 		return;
+	if (full)
+		snprintf(prefix, sizeof(prefix), "quarantine full, %.1f%% colliding: ", (double)ppm / 1e4);
+	else
+		snprintf(prefix, sizeof(prefix), "quarantine holds %lld pages, above %lld (compact_held_permille): ",
+			 held, limit);
 	if (s->compaction_held) {
-		snprintf(r->msg, sizeof(r->msg),
-			 "quarantine full, %.1f%% colliding: compaction held back while memory is busy",
-			 (double)ppm / 1e4);
+		snprintf(r->msg, sizeof(r->msg), "%scompaction held back while memory is busy", prefix);
 		return;
 	}
 	/* Stamped first: a compaction that fails is not retried at once. */
@@ -769,12 +798,10 @@ static void refresh_full(struct zs_sorter *s, struct zs_node_result *r)
 			r->outcome = ZS_FAILED;
 			r->stopped = true;
 		}
-		snprintf(r->msg, sizeof(r->msg), "quarantine full, %.1f%% colliding: give back: %s",
-			 (double)ppm / 1e4, why);
+		snprintf(r->msg, sizeof(r->msg), "%sgive back: %s", prefix, why);
 		return;
 	}
 	compact_path(s, r->node, path, sizeof(path));
-	snprintf(prefix, sizeof(prefix), "quarantine full, %.1f%% colliding: ", (double)ppm / 1e4);
 	if (zs_kwrite(path, "1\n", s->opts.kernel_timeout, &w)) {
 		if (zs_kwrite_timed_out(&w))
 			stopped_at_bound(r, prefix, path, "compaction", &w);
@@ -786,9 +813,7 @@ static void refresh_full(struct zs_sorter *s, struct zs_node_result *r)
 	r->compacted = true;
 	sort_kernel(s, r);
 	if (r->outcome == ZS_SORTED)
-		snprintf(r->msg, sizeof(r->msg),
-			 "quarantine full, %.1f%% colliding: given back, node compacted, sorted again",
-			 (double)ppm / 1e4);
+		snprintf(r->msg, sizeof(r->msg), "%sgiven back, node compacted, sorted again", prefix);
 }
 
 /* Nodes are sorted one writer at a time per machine. A held lock means a

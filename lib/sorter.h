@@ -33,9 +33,19 @@ struct zs_quarantine_opts {
 					 * holds, per mille of its cache's pages;
 					 * -1 = the module's own */
 	bool compact_full;		/* compact_full=yes|no */
+	int compact_held_permille;	/* compact_held_permille=: a node holding more
+					 * than this per mille of its cache's pages
+					 * after a sort is compacted as a full one is
+					 * (1000: only a full one) */
 	unsigned compact_interval;	/* compact_interval=: seconds at least between
 					 * two such compactions of a node */
 };
+
+/* compact_held_permille's default: an eighth of the cache. Held blocks keep
+ * their free buddies from merging, so on a node that ages what a sort
+ * needs to hold grows cycle after cycle until a compaction merges free
+ * memory again (bench/REPORT-cachenode-decay.md). */
+#define ZS_COMPACT_HELD_PERMILLE 125
 
 /* Where a sort is asked for. Compaction stands in for a missing kernel
  * sorter only where the site lets it (compact_fallback=): it migrates the

@@ -124,23 +124,23 @@ summaries_like "$(cat "$work/off/job")" 'step 0' '[1-9][0-9]* sorts?, ' "... its
 # kernel_timeout=2). Either is said in the slurmd log, and the sort goes
 # on without the slots.
 cluster_plugstack "$SC_POLICY min_period=1 kernel_timeout=2"
-rm -f "$OCC"
-ln -s /dev/full "$OCC"
-ok "a job holds 8 MiB, node0/occupied failing" hold full 8 --zonesort=2
-ok "... the helper sorted all the same" wait_sort
-release full
-like "$(grep "job $(cat "$work/full/job") step 0: periodic helper:" "$(cluster_slurmd_log "$ZS_NODE")")" \
-	"occupied slots not given: .*/node0/occupied: No space left on device" \
-	"... and the slurmd log says which file failed and how"
-rm -f "$OCC"
-mkfifo -m 600 "$OCC"
-ok "a job holds 8 MiB, node0/occupied a write that never ends" hold stuck 8 --zonesort=2
-ok "... the helper sorted all the same" wait_sort
-release stuck
-like "$(grep "job $(cat "$work/stuck/job") step 0: periodic helper:" "$(cluster_slurmd_log "$ZS_NODE")")" \
-	"occupied slots not given: .*/node0/occupied: did not end within 2 s \(kernel_timeout\): stopped" \
-	"... stopped at kernel_timeout, and said"
-rm -f "$OCC"
+# unkind TAG WHAT REGEX COMMAND...: a job with node0/occupied made by
+# COMMAND; its sorts go on, and the slurmd log says REGEX.
+unkind() {
+	local tag=$1 what=$2 regex=$3
+	shift 3
+	rm -f "$OCC"
+	ok "node0/occupied $what: $*" "$@"
+	ok "a job holds 8 MiB, node0/occupied $what" hold "$tag" 8 --zonesort=2
+	ok "... the helper sorted all the same" wait_sort
+	release "$tag"
+	like "$(grep "job $(cat "$work/$tag/job") step 0: periodic helper:" "$(cluster_slurmd_log "$ZS_NODE")")" \
+		"occupied slots not given: .*/node0/occupied: $regex" "... and the slurmd log says which file and how"
+	rm -f "$OCC"
+}
+unkind full failing "No space left on device" ln -s /dev/full "$OCC"
+unkind stuck "a write that never ends" "did not end within 2 s \\(kernel_timeout\\): stopped" \
+	mkfifo -m 600 "$OCC"
 
 # A bad value is refused at submit time, naming it.
 cluster_plugstack "$SC_POLICY occupied_slots=maybe"

@@ -63,6 +63,9 @@ static void site_policy(void)
 		{ "compact_fallback=yes", "compact_fallback=yes: expected no, prolog, steps or periodic" },
 		{ "compact_fallback=", "compact_fallback=: expected no, prolog" },
 		{ "min_period", "key=value" },
+		{ "occupied_slots=maybe", "occupied_slots: 'maybe' is not a yes/no value; expected yes or no" },
+		{ "compact_held_permille=1001", "compact_held_permille" },
+		{ "compact_held_permille=-1", "compact_held_permille" },
 	};
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char *w[] = { (char *)bad[i].word };
@@ -74,8 +77,17 @@ static void site_policy(void)
 	char *unknown[] = { "colour=blue" };
 
 	parse(&p, err, 1, unknown);
-	err_has(err, "report_days, quarantine, quarantine_max_permille, compact_full, compact_interval, compact_fallback, nocache, pcp_high_fraction, recent_freed, kernel_timeout",
+	err_has(err, "report_days, quarantine, quarantine_max_permille, compact_full, compact_interval, compact_fallback, nocache, pcp_high_fraction, recent_freed, kernel_timeout, occupied_slots, compact_held_permille",
 		"the known keys end with the newest");
+
+	/* The step's slots and the share held before a compaction. */
+	zs_policy_defaults(&p);
+	ok(p.occupied_slots && p.sorter.quarantine.compact_held_permille == 125,
+	   "occupied_slots=yes and compact_held_permille=125 by default");
+	char *occ_words[] = { "occupied_slots=no", "compact_held_permille=1000" };
+
+	ok(!parse(&p, err, 2, occ_words) && !p.occupied_slots && p.sorter.quarantine.compact_held_permille == 1000,
+	   "occupied_slots=no and compact_held_permille=1000 taken");
 
 	/* kernel_timeout=: how long each write to the kernel may take. */
 	zs_policy_defaults(&p);

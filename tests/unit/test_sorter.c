@@ -938,6 +938,39 @@ static void full_quarantine(void)
 		   "full, the estimate %s ppm: %s (compact file '%s')", ppm[step],
 		   want ? "compacted" : "not compacted", got);
 	}
+	/* Not full, but holding more than compact_held_permille (125 by
+	 * default) of the cache's pages: a 500 per mille maximum of 16384
+	 * pages is a cache of 32768, an eighth of it 4096 pages. */
+	for (int step = 0; step < 3; step++) {
+		static const char *const held[] = { "5000\n", "4096\n", "5000\n" };
+		bool want = step == 0;
+
+		unlink(root_path("state/node0.compacted"));
+		full_files("0");
+		write_text("kernel/quarantine/max_permille", "500\n");
+		write_text("kernel/node0/quarantine_held_pages", held[step]);
+		write_text("kernel/node0/quarantine_held_blocks", "900\n");
+		write_text("kernel/node0/quarantine_max_pages", "16384\n");
+		write_text("kernel/node0/quarantine_peak_pages", "16384\n");
+		if (step == 2) {
+			struct zs_policy q;
+
+			zs_sorter_close(s);
+			policy_for(&q, "kernel");
+			ok(zs_policy_set(&q, "compact_held_permille=1000", NULL) == 0 && sorter_open(&q, &s, NULL) == 0,
+			   "compact_held_permille=1000: only a full quarantine is compacted");
+		}
+		zs_sorter_sort(s, 0, &t, remember, NULL);
+		read_text("node/node0/compact", got, sizeof(got));
+		ok(last.outcome == ZS_SORTED && last.compacted == want && !strcmp(got, want ? "1\n" : ""),
+		   "holding %.*s pages: %s (compact file '%s')", (int)strlen(held[step]) - 1, held[step],
+		   want ? "compacted" : "not compacted", got);
+		if (want)
+			err_has(last.msg, "quarantine holds 5000 pages, above 4096 (compact_held_permille): given back, node compacted, sorted again",
+				"... and the result says why");
+	}
+	unlink(root_path("kernel/quarantine/max_permille"));
+	unlink(root_path("kernel/node0/quarantine_held_pages"));
 	/* The site's quarantine= reaches the module before every sort. */
 	read_text("kernel/quarantine/enabled", got, sizeof(got));
 	ok(!strcmp(got, "1\n"), "quarantine=yes written to quarantine/enabled ('%s')", got);
