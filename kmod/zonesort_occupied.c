@@ -16,6 +16,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/build_bug.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
@@ -160,6 +161,8 @@ int zs_occupied_init(void)
 {
 	int nid;
 
+	/* User space builds the bitmap for the slots the policy tracks. */
+	BUILD_BUG_ON(ZS_OCCUPIED_MAX_SLOTS != ZSP_MAX_SLOTS);
 	zs_occ = kcalloc(nr_node_ids, sizeof(*zs_occ), GFP_KERNEL);
 	if (!zs_occ)
 		return -ENOMEM;
