@@ -526,9 +526,6 @@ static void stop_on_signals(sigset_t *unblocked)
 		sigdelset(unblocked, stops[i]);
 }
 
-/* One sort of the target nodes, skipping those sorted by anyone less than
- * min_interval seconds ago; moves *next to a full period after the sort's
- * start when it sorted. */
 /* Before a sort: the slots the step's pages occupy, so that this
  * project's module steers the step's next allocation to others. A step
  * whose resident memory reaches the caches' size gets none: its pages fill
@@ -577,6 +574,9 @@ out:
 	zs_pfnset_free(&set);
 }
 
+/* One sort of the target nodes, skipping those sorted by anyone less than
+ * min_interval seconds ago; moves *next to a full period after the sort's
+ * start when it sorted. */
 static void sort_round(struct helper *h, unsigned min_interval, bool quiet, double *next)
 {
 	struct round_ctx ctx = { .nerrors = 0 };
