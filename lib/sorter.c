@@ -1006,7 +1006,7 @@ const char *zs_tally_describe(const struct zs_tally *t, char *buf, unsigned len)
 
 	/* Compactions migrate the job's pages: said whenever there were any. */
 	if (t->compacted)
-		snprintf(compacted, sizeof(compacted), " (%u compacted a full quarantine's node)",
+		snprintf(compacted, sizeof(compacted), " (%u compacted the node for its quarantine)",
 			 t->compacted);
 	/* A degraded node's rounds, said whenever there were any. */
 	if (t->fallback || t->degraded)

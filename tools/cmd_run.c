@@ -403,7 +403,7 @@ static void usage(void)
 	       "Prints the running totals after each round:\n"
 	       "  rounds=R sorted=S recent=R busy=B failed=F seconds=T compacted=C\n"
 	       "  fallback=L degraded=D churn=K freed=E stopped=P occupied=O\n"
-	       "(compacted: sorts that compacted a full quarantine's node; fallback and\n"
+	       "(compacted: sorts that compacted the node for its quarantine; fallback and\n"
 	       "degraded: rounds of a cache node without its kernel sorter, compacted in\n"
 	       "its place or left alone, see zonesort(8); churn: sorts the churn watch\n"
 	       "made; freed: sorts of a node sorted less than max(min_interval,\n"
@@ -526,8 +526,11 @@ static void stop_on_signals(sigset_t *unblocked)
 		sigdelset(unblocked, stops[i]);
 }
 
-/* Before a sort: the slots the step's pages occupy, so that this
- * project's module steers the step's next allocation to others. A step
+/* Before a periodic sort: the slots the step's pages occupy, so that this
+ * project's module steers the step's next allocation to others. Not
+ * before the churn watch's sorts: reading a step of many pages takes
+ * time (a second for millions), and those sorts must come between a
+ * start-up's last free and its arrays. A step
  * whose resident memory reaches the caches' size gets none: its pages fill
  * nearly every slot, and reading them would cost as much as the step is
  * large. A step that cannot be read turns it off, said once. */
@@ -584,7 +587,6 @@ static void sort_round(struct helper *h, unsigned min_interval, bool quiet, doub
 	char err[ZS_ERRLEN];
 	long long before;
 
-	occupy_round(h);
 	zs_sorter_hold_compaction(h->s, !quiet);
 	before = zs_sorter_last_start(h->s);
 	zs_sorter_sort(h->s, min_interval, &h->tally, note_failure, &ctx);
@@ -657,6 +659,7 @@ static void watch_loop(struct helper *h, double *next, double max_hold)
 			return;
 		churned = churn_look(&h->churn, h->tally.churn, &quiet);
 		if (every && zs_now() >= *next && (quiet || zs_now() >= *next + max_hold)) {
+			occupy_round(h);
 			sort_round(h, h->min_interval, quiet, next);
 			if (!h->sm.off)
 				sample_round(h);
@@ -694,6 +697,9 @@ static void helper_loop(struct helper *h)
 
 		if (stop_requested || !parent_alive(h->parent, h->pidfd))
 			break;
+		/* Read right before the sort: pages the step freed since
+		 * are no longer its own. */
+		occupy_round(h);
 		sort_round(h, h->min_interval, quiet, &next);
 		if (!h->sm.off)
 			sample_round(h);

@@ -77,7 +77,7 @@ for node in "${SC_NODES[@]}"; do
 		'quarantine full, 5\.2% colliding: given back, node compacted, sorted again' \
 		"$node: the slurmd log names the compaction and why"
 done
-summaries_like "$job" prolog '1 sort \(1 compacted a full quarantine.s node\), 0 skipped' \
+summaries_like "$job" prolog '1 sort \(1 compacted the node for its quarantine\), 0 skipped' \
 	"the prolog's summary counts the compaction"
 summaries_like "$job" 'step 0' 'zonesort=on, [0-9]+ sorts?, ' "the step's sort, right after, did not compact"
 
@@ -104,9 +104,9 @@ wait "$srun_pid"
 is "$?" 0 "srun --zonesort=2 ended well"
 job=$(cat "$work/job")
 cluster_wait_job_gone "$job" 30
-summaries_like "$job" prolog '1 sort \(1 compacted a full quarantine.s node\), 0 skipped' \
+summaries_like "$job" prolog '1 sort \(1 compacted the node for its quarantine\), 0 skipped' \
 	"the prolog's summary counts its compaction"
-summaries_like "$job" 'step 0' 'zonesort=every 2 s, [0-9]+ sorts \(1 compacted a full quarantine.s node\)' \
+summaries_like "$job" 'step 0' 'zonesort=every 2 s, [0-9]+ sorts \(1 compacted the node for its quarantine\)' \
 	"the step's summary counts the helper's compaction"
 # A sort the helper could not keep out of an allocation (the step's task
 # grows resident for 16 s, past the helper's 10 s hold) does not compact:
@@ -156,6 +156,6 @@ wait "$srun_pid"
 is "$?" 0 "srun --zonesort=2 with the allocation ended well"
 job=$(cat "$work/job3")
 cluster_wait_job_gone "$job" 30
-summaries_like "$job" 'step 0' 'zonesort=every 2 s, [0-9]+ sorts \(1 compacted a full quarantine.s node\)' \
+summaries_like "$job" 'step 0' 'zonesort=every 2 s, [0-9]+ sorts \(1 compacted the node for its quarantine\)' \
 	"the step's summary counts the one compaction, after the allocation"
 done_testing

@@ -188,15 +188,15 @@ nd_main_test() {
 	local scanned
 	scanned=$(km_get "$log" sorted_compact_scanned)
 	s=$(km_lines "$log" summary_on)
-	like "$s" "job [0-9]+ prolog on zsnode1: zonesort=on, 1 sort( \(1 compacted a full quarantine's node\))?, .* backend kernel" \
+	like "$s" "job [0-9]+ prolog on zsnode1: zonesort=on, 1 sort( \(1 compacted the node for its quarantine\))?, .* backend kernel" \
 		"the on job's prolog sorted with the kernel backend"
-	if [[ $s == *"compacted a full quarantine"* ]]; then
+	if [[ $s == *"compacted the node for its quarantine"* ]]; then
 		num_ok "the compaction the on job's summary counts shows in the kernel's counters (${scanned:-0} pages scanned)" \
 			"${scanned:-0} > 0"
 	fi
 	s=$(km_lines "$log" summary_period)
-	like "$s" "step 0 on zsnode1: zonesort=every $period s, [1-9][0-9]* sorts?( \([0-9]+ after memory churn\))?( \([0-9]+ despite a recent sort: memory freed since\))?, .* backend kernel, conflicts [0-9.]+% \(random [0-9.]+%\)" \
-		"the periodic job's summary line has its sorts and the sampled conflicts"
+	like "$s" "step 0 on zsnode1: zonesort=every $period s, [1-9][0-9]* sorts?( \([0-9]+ after memory churn\))?( \([0-9]+ despite a recent sort: memory freed since\))? \([1-9][0-9]* given the step's slots\)( \([0-9]+ compacted the node for its quarantine\))?, .* backend kernel, conflicts [0-9.]+% \(random [0-9.]+%\)" \
+		"the periodic job's summary line has its sorts, those given the step's slots (occupied_slots=yes), and the sampled conflicts"
 	like "$(km_lines "$log" summary_off)" "step 0 on zsnode1: zonesort=off, no sort" "the off job was not sorted"
 
 	# What the site installs this for.

@@ -670,7 +670,7 @@ static void tally_lines(void)
 		"describe names a degraded node's rounds");
 	t.fallback = t.degraded = 0;
 	zs_tally_describe(&t, buf, sizeof(buf));
-	err_has(buf, "2 sorts (1 after memory churn) (1 compacted a full quarantine's node), 1 skipped",
+	err_has(buf, "2 sorts (1 after memory churn) (1 compacted the node for its quarantine), 1 skipped",
 		"describe names sorts after churn and compactions");
 	t.compacted = t.churn = 0;
 	zs_tally_describe(&t, buf, sizeof(buf));
