@@ -359,13 +359,21 @@ struct run_args {
 	struct zs_policy policy;
 };
 
-/* The slots the step's own pages occupy, given to each sort (occupied.h):
- * the geometry found once; off after an error, said once. */
+/* The slots the step's own pages occupy, given to each periodic sort
+ * (occupied.h): the geometry found once; off after an error, said once.
+ * Only for a step of at most 1/OCCUPIED_SHARE of the caches' pages: the
+ * quarantine takes the free blocks that would land on its slots, so a
+ * larger step would have it hold past what compact_held_permille lets it
+ * (an eighth of the cache) and the node compacted, migrating the step's
+ * own pages, every compact_interval. Its libraries, heap and stack are
+ * far below that. */
+#define OCCUPIED_SHARE 8
 struct occupancy {
 	bool on;
 	struct zs_node_geom *geoms;
 	unsigned ngeoms;
-	uint64_t pages_max;		/* the target caches' pages: a larger step gets none */
+	uint64_t pages_max;		/* 1/OCCUPIED_SHARE of the target caches' pages:
+					 * a larger step gets none */
 };
 
 /* The running helper. */
@@ -410,8 +418,8 @@ static void usage(void)
 	       "SECONDS/2) ago, made because memory was freed on it since; stopped:\n"
 	       "failed sorts whose write to the kernel outlasted kernel_timeout;\n"
 	       "occupied: sorts given the cache slots the step's own pages occupy,\n"
-	       "occupied_slots=yes, this project's module only, a step smaller than\n"
-	       "the caches: the step's next allocations go to other slots). On a\n"
+	       "occupied_slots=yes, this project's module only, a step of at most\n"
+	       "an eighth of the caches: its next allocations go to other slots). On a\n"
 	       "cache node without its kernel sorter, unless compact_fallback=periodic,\n"
 	       "it says so once and exits 0.\n"
 	       "With --sample PID, also measures after each round the cache-slot\n"
@@ -528,12 +536,10 @@ static void stop_on_signals(sigset_t *unblocked)
 
 /* Before a periodic sort: the slots the step's pages occupy, so that this
  * project's module steers the step's next allocation to others. Not
- * before the churn watch's sorts: reading a step of many pages takes
- * time (a second for millions), and those sorts must come between a
- * start-up's last free and its arrays. A step
- * whose resident memory reaches the caches' size gets none: its pages fill
- * nearly every slot, and reading them would cost as much as the step is
- * large. A step that cannot be read turns it off, said once. */
+ * before the churn watch's sorts: reading a step's pages takes time, and
+ * those sorts must come between a start-up's last free and its arrays. A
+ * step whose resident memory passes pages_max gets none (struct
+ * occupancy). A step that cannot be read turns it off, said once. */
 static void occupy_round(struct helper *h)
 {
 	struct zs_pfnset set = { 0 };
@@ -554,9 +560,8 @@ static void occupy_round(struct helper *h)
 		return;
 	if (zs_descendants(h->parent, getpid(), &pids, &npids, err))
 		goto fail;
-	/* Entries read: twice the caches' pages covers a step below that size
-	 * with room for the holes of its mappings; past it the step is left
-	 * without. */
+	/* Entries read: twice pages_max covers a step below it with room for
+	 * the holes of its mappings; past it the step is left without. */
 	set.budget = 2 * h->occ.pages_max + 65536;
 	for (size_t i = 0; i < npids; i++)
 		if (zs_pagemap_collect(pids[i], &set, err) == ZS_PAGEMAP_ERROR)
@@ -753,7 +758,7 @@ static int occupancy_open(struct helper *h, char *err)
 		const struct zs_node_geom *g = &h->occ.geoms[i];
 
 		if (!g->error[0] && !g->g.fully_associative && zs_sorter_is_target(h->s, g->node))
-			h->occ.pages_max += g->g.nslots * g->g.ways;
+			h->occ.pages_max += g->g.nslots * g->g.ways / OCCUPIED_SHARE;
 	}
 	h->occ.on = h->occ.pages_max > 0;
 	return 0;

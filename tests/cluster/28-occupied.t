@@ -10,7 +10,7 @@
 # from the project) holds a buffer and writes its frames from its own
 # pagemap: each of their slots (frame mod 16384, the stand-in 64 MiB
 # cache) must be set in what the helper wrote. A step as large as the
-# cache, and occupied_slots=no, get none; a write that fails or does not
+# cache's eighth, and occupied_slots=no, get none; a write that fails or does not
 # end is said and costs the sort nothing but its bound.
 set -u
 source "$(dirname "$0")/../../testbed/tap.sh"
@@ -90,8 +90,8 @@ print(len(missing), len(bits), sum(bin(b).count("1") for b in bits), len(slots))
 EOF
 }
 
-# A step of 8 MiB (2048 pages) under a 64 MiB cache.
-ok "a job holds 8 MiB with --zonesort=2" hold small 8 --zonesort=2
+# A step of 2 MiB (512 pages, and its libraries) under a 64 MiB cache.
+ok "a job holds 2 MiB with --zonesort=2" hold small 2 --zonesort=2
 : > "$OCC"
 ok "... the helper sorted again while it held it" wait_sort
 read -r missing size set slots <<< "$(covered small)"
@@ -103,16 +103,18 @@ release small
 summaries_like "$(cat "$work/small/job")" 'step 0' '[1-9][0-9]* sorts? \([1-9][0-9]* given the step.s slots\)' \
 	"the step's summary counts the sorts given the step's slots"
 
-# A step as large as the cache fills nearly every slot: none written.
-ok "a job holds 80 MiB with --zonesort=2" hold large 80 --zonesort=2
+# A step past an eighth of the cache (8 MiB here) gets none: the
+# quarantine would hold past compact_held_permille to keep its next
+# allocation out of the step's slots.
+ok "a job holds 16 MiB with --zonesort=2" hold large 16 --zonesort=2
 : > "$OCC"
 ok "... the helper sorted again while it held it" wait_sort
-is "$(stat -c %s "$OCC")" 0 "a step larger than the cache gets no bitmap"
+is "$(stat -c %s "$OCC")" 0 "a step larger than an eighth of the cache gets no bitmap"
 release large
 
 # occupied_slots=no in the site's line: none written.
 cluster_plugstack "$SC_POLICY min_period=1 occupied_slots=no"
-ok "a job holds 8 MiB with occupied_slots=no" hold off 8 --zonesort=2
+ok "a job holds 2 MiB with occupied_slots=no" hold off 2 --zonesort=2
 : > "$OCC"
 ok "... the helper sorted again while it held it" wait_sort
 is "$(stat -c %s "$OCC")" 0 "occupied_slots=no: no bitmap"
@@ -131,7 +133,7 @@ unkind() {
 	shift 3
 	rm -f "$OCC"
 	ok "node0/occupied $what: $*" "$@"
-	ok "a job holds 8 MiB, node0/occupied $what" hold "$tag" 8 --zonesort=2
+	ok "a job holds 2 MiB, node0/occupied $what" hold "$tag" 2 --zonesort=2
 	ok "... the helper sorted all the same" wait_sort
 	release "$tag"
 	like "$(grep "job $(cat "$work/$tag/job") step 0: periodic helper:" "$(cluster_slurmd_log "$ZS_NODE")")" \
