@@ -210,8 +210,8 @@ _gn_module_estimate() {
 	[ -r $f ] || { echo "module=none"; return; }
 	echo "$(awk -F= '$1 == "sorts" { s = $2 } $1 == "last_conflict_ppm_after" { a = $2 }
 		$1 == "last_conflict_ppm_floor" { fl = $2 } $1 == "last_pcp_pages" { p = $2 }
-		$1 == "sort_ns_last" { ms = int($2 / 1000000) }
-		END { printf "module_sorts=%s module_after_ppm=%s module_floor_ppm=%s module_pcp_pages=%s module_sort_ms=%s", s, a, fl, p, ms }' $f)" \
+		$1 == "sort_ns_last" { ms = int($2 / 1000000) } $1 == "last_occupied_slots" { o = $2 }
+		END { printf "module_sorts=%s module_after_ppm=%s module_floor_ppm=%s module_pcp_pages=%s module_sort_ms=%s module_occupied_slots=%s", s, a, fl, p, ms, o }' $f)" \
 		"$(_gn_quarantine)"
 }
 

@@ -29,6 +29,18 @@ km_root() {
 	fi
 	case $1 in
 	7*)
+		# While scripts/test-all is still making the root (ZS_ROOT_STATUS:
+		# its .rc appears when release-root ends, its .log says why),
+		# wait for it, at most an hour.
+		if [ -n "${ZS_ROOT_STATUS:-}" ]; then
+			local waited=0
+			while [ ! -s "$ZS_ROOT_STATUS.rc" ] && [ "$waited" -lt 3600 ]; do
+				sleep 2
+				waited=$((waited + 2))
+			done
+			[ "$(cat "$ZS_ROOT_STATUS.rc" 2> /dev/null)" != 3 ] ||
+				ZS_ROOT_UNREACHABLE_sid=$(tail -1 "$ZS_ROOT_STATUS.log")
+		fi
 		if ! "$ZS_SRCDIR/scripts/release-root" --check sid 2> /dev/null; then
 			if [ -n "${ZS_ROOT_UNREACHABLE_sid:-}" ]; then
 				echo "$ZS_ROOT_UNREACHABLE_sid" >&2
