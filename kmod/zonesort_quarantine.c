@@ -476,53 +476,31 @@ static bool zsq_section_pinned(unsigned long start)
 	return false;
 }
 
-/*
- * The smallest free block of that section is taken, a single page when
- * there is one: alloc_contig_range() allocates the whole free block the
- * page is in (zeroing it with init_on_alloc) and frees the rest page by
- * page, so a large block costs up to a thousand times the work of a single
- * page. The order is read without zone->lock, as a hint.
- */
 static unsigned long zsq_drain_pfn(struct zone *zone)
 {
 	unsigned long start = round_down(zone->zone_start_pfn, PAGES_PER_SECTION);
-	unsigned long end = zone_end_pfn(zone), sec, pfn, best = 0;
+	unsigned long end = zone_end_pfn(zone), sec, pfn;
 	unsigned int seen = 0;
-	unsigned long best_order = ZS_NR_ORDERS;
 
 	for (sec = start; sec < end && seen < ZSQ_DRAIN_SECTIONS; sec += PAGES_PER_SECTION) {
 		struct mem_section *ms = __pfn_to_section(sec);
-		unsigned long last = min(sec + PAGES_PER_SECTION, end);
 
 		if (!valid_section(ms) || !online_section(ms))
 			continue;
 		seen++;
 		if (!early_section(ms) || !zsq_section_pinned(sec))
 			continue;
-		for (pfn = max(sec, zone->zone_start_pfn); pfn < last; pfn++) {
+		for (pfn = max(sec, zone->zone_start_pfn); pfn < min(sec + PAGES_PER_SECTION, end);
+		     pfn++) {
 			struct page *page = pfn_to_online_page(pfn);
-			unsigned long order;
 
-			if (!page || page_zone(page) != zone || !PageBuddy(page))
-				continue;
-			order = READ_ONCE(page_private(page));
-			if (order >= ZS_NR_ORDERS)
-				continue;
-			if (order < best_order && zs_pageblock_mt(pfn) == MIGRATE_MOVABLE) {
-				best = pfn;
-				best_order = order;
-				if (!order)
-					return best;
-			}
-			/* The rest of the block is no block's head. */
-			pfn += (1UL << order) - 1;
+			if (page && page_zone(page) == zone && PageBuddy(page) &&
+			    zs_pageblock_mt(pfn) == MIGRATE_MOVABLE)
+				return pfn;
 		}
-		/* One section's smallest block is enough. */
-		if (best)
-			break;
 		cond_resched();
 	}
-	return best;
+	return 0;
 }
 
 /* Empties the zone's per-CPU lists into the free lists, where the sort and
