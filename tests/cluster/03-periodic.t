@@ -2,6 +2,7 @@
 # --zonesort=<n>: the periodic helper sorts every n seconds during the step,
 # is gone when the step ends, and does not stretch the step. Runs on
 # $ZS_NODES nodes (4N-03-periodic.t: four): one helper on every node.
+# needs: a quiet host (it times the helper's sorts, which wait for the node's memory to be quiet)
 set -u
 source "$(dirname "$0")/../../testbed/tap.sh"
 source "$(dirname "$0")/../../testbed/env.sh"

@@ -2,6 +2,7 @@
 # A job of an unprivileged user gets its sorts (the plugin acts as root in
 # the prolog and slurmstepd) and cannot change what root runs. Runs on
 # $ZS_NODES nodes (4N-05-unprivileged.t: four).
+# needs: a quiet host (it times the helper's sorts, which wait for the node's memory to be quiet)
 set -u
 source "$(dirname "$0")/../../testbed/tap.sh"
 source "$(dirname "$0")/../../testbed/env.sh"

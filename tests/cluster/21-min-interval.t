@@ -5,6 +5,7 @@
 # prolog's sort sorts again (min_period alone would have skipped it), and
 # two steps' periodic helpers with a period of 3 s, started 1.2 s apart,
 # never sort the node less than 2 s apart.
+# needs: a quiet host (it times the helper's sorts, which wait for the node's memory to be quiet)
 set -u
 source "$(dirname "$0")/../../testbed/tap.sh"
 source "$(dirname "$0")/../../testbed/env.sh"

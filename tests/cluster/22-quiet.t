@@ -8,6 +8,7 @@
 # that collide with the first part, and pages freed after a sort land in
 # front of its lists; it sorts again once memory is quiet, and an
 # allocation that never ends holds it back at most max(period, 10 s).
+# needs: a quiet host (it times the helper's sorts, which wait for the node's memory to be quiet)
 set -u
 source "$(dirname "$0")/../../testbed/tap.sh"
 source "$(dirname "$0")/../../testbed/env.sh"

@@ -11,6 +11,7 @@
 # (quarantine/stats and node0/quarantine_*), beside the counting nodeid
 # of testbed/sortcount.sh, and a node directory whose node0/compact
 # receives the compaction.
+# needs: a quiet host (it times the helper's sorts, which wait for the node's memory to be quiet)
 set -u
 source "$(dirname "$0")/../../testbed/tap.sh"
 source "$(dirname "$0")/../../testbed/env.sh"

@@ -27,6 +27,7 @@
 #   real compaction is tested in 02-counts.t).
 # The nodes are namespaces of one host (testbed/cluster.sh), each with
 # its own /run and so its own state directory and cache layout.
+# needs: a quiet host (it times the helper's sorts, which wait for the node's memory to be quiet)
 set -u
 ZS_NODES=2
 source "$(dirname "$0")/../../testbed/tap.sh"

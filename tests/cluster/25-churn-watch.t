@@ -10,6 +10,7 @@
 # node's page counters are the host's own: other processes on a shared
 # host can delay the quiet moment, so the job waits (at most 20 s) for the
 # sort instead of assuming a delay.
+# needs: a quiet host (it times the helper's sorts, which wait for the node's memory to be quiet)
 set -u
 source "$(dirname "$0")/../../testbed/tap.sh"
 source "$(dirname "$0")/../../testbed/env.sh"

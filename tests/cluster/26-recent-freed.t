@@ -18,6 +18,7 @@
 # busy host (a compiler, a QEMU guest ending) can still free more than 1
 # GiB between two jobs: each case is tried up to three times, and the
 # attempts that did not count are said.
+# needs: a quiet host (it times the helper's sorts, which wait for the node's memory to be quiet)
 set -u
 source "$(dirname "$0")/../../testbed/tap.sh"
 source "$(dirname "$0")/../../testbed/env.sh"

@@ -12,6 +12,7 @@
 # cache) must be set in what the helper wrote. A step as large as the
 # cache's eighth, and occupied_slots=no, get none; a write that fails or does not
 # end is said and costs the sort nothing but its bound.
+# needs: a quiet host (it times the helper's sorts, which wait for the node's memory to be quiet)
 set -u
 source "$(dirname "$0")/../../testbed/tap.sh"
 source "$(dirname "$0")/../../testbed/env.sh"

@@ -17,6 +17,7 @@
 # ZS_GUARD_WAVES waves (default 20), seeds from ZS_GUARD_SEED (default: a
 # new one, printed; a failure names the seed that replays it:
 # ZS_GUARD_SEED=<seed> ZS_GUARD_WAVES=1). bench/guard-faults runs many.
+# needs: a quiet host (its eight slurmd nodes start and answer within set times)
 . "$(dirname "$0")/../../testbed/tap.sh"
 . "$(dirname "$0")/../../testbed/env.sh"
 ZS_NODES=8
