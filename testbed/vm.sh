@@ -313,12 +313,18 @@ EOF
 # km_numa NODE...: QEMU options for a machine with HMAT, one NUMA node per
 # argument MEM[:CACHE[:INDEXING]] (CACHE e.g. 256M, INDEXING direct,
 # complex or none); all CPUs on node 0.
+# The guest's RAM is allocated on the host before the guest boots
+# (prealloc=on here, -mem-prealloc in km_boot): a guest page first touched
+# while the guest runs is a page fault of QEMU's on the host, and a host
+# slow to serve it (a virtual machine whose freed memory its hypervisor
+# takes back) stops the vCPU for as long, which the guest kernel reports
+# as a soft lockup of whatever was zeroing a page at the time.
 km_numa() {
 	local i=0 spec mem cache assoc smp=$KM_SMP
 	KM_NUMA_ARGS=(-machine pc,hmat=on)
 	for spec in "$@"; do
 		IFS=: read -r mem cache assoc <<< "$spec"
-		KM_NUMA_ARGS+=(-object "memory-backend-ram,id=m$i,size=$mem")
+		KM_NUMA_ARGS+=(-object "memory-backend-ram,id=m$i,size=$mem,prealloc=on")
 		if [ $i -eq 0 ]; then
 			KM_NUMA_ARGS+=(-numa "node,nodeid=0,cpus=0-$((smp - 1)),memdev=m0")
 		else
@@ -352,7 +358,7 @@ km_boot() {
 	local -a lock=()
 	local try
 	if [ "${nodes%%:*}" = none ]; then
-		KM_NUMA_ARGS=(-machine pc)
+		KM_NUMA_ARGS=(-machine pc -mem-prealloc)
 		spec=${nodes#none}
 		spec=${spec#:}
 		case $spec in
