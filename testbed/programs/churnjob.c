@@ -158,8 +158,7 @@ static void dir_write(const char *name, const void *data, size_t bytes)
 		die(path);
 }
 
-/* Frames of the n pages from va, all present (they were touched). */
-static void frames(uintptr_t va, size_t n, uint64_t *out)
+static void pagemap_read(uintptr_t va, size_t n, uint64_t *out)
 {
 	size_t got = 0;
 
@@ -170,10 +169,25 @@ static void frames(uintptr_t va, size_t n, uint64_t *out)
 			die("/proc/self/pagemap");
 		got += (size_t)r / 8;
 	}
+}
+
+/* Frames of the n pages from va, all present (they were touched). A page
+ * being migrated (compaction, a huge page collapsed) shows no frame for a
+ * moment: reading it waits for the migration, and its entry is read
+ * again; one still without a frame after that is an error (not root). */
+static void frames(uintptr_t va, size_t n, uint64_t *out)
+{
+	pagemap_read(va, n, out);
 	for (size_t i = 0; i < n; i++) {
-		if (!(out[i] & PRESENT) || !(out[i] & PFN_MASK)) {
-			fprintf(stderr, "churnjob: a touched page shows no frame (not root?)\n");
-			exit(3);
+		for (int tries = 0; !(out[i] & PRESENT) || !(out[i] & PFN_MASK); tries++) {
+			if (tries == 100) {
+				fprintf(stderr, "churnjob: a touched page shows no frame (not root?)\n");
+				exit(3);
+			}
+			(void)*(volatile char *)(va + i * psz);
+			if (tries)
+				usleep(1000);
+			pagemap_read(va + i * psz, 1, out + i);
 		}
 		out[i] &= PFN_MASK;
 	}
