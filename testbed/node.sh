@@ -174,8 +174,9 @@ nd_boot() {
 	# zeroed at 0.6 to 7 s a page, which kept sorts on their CPU for
 	# minutes (soft lockups of 26-190 s); zeroing 2 MiB takes well under a
 	# millisecond on hardware. The node tests run kernels that do not zero
-	# on allocation; the kmod tests keep Debian's default.
-	local KM_APPEND="${ND_APPEND:+$ND_APPEND }init_on_alloc=0 ZS_GUEST=$script ZS_GUEST_CONF=$conf ZS_STAGE=$ND_WORK/stage ZS_MODS=$ND_WORK/mods-$kver ZS_SRCDIR=$ZS_SRCDIR ZS_BUILDDIR=$ZS_BUILDDIR${ND_ROOT:+ ZS_HOSTFS=1}"
+	# on allocation (ND_APPEND=init_on_alloc=1 restores Debian's default:
+	# the last one given counts); the kmod tests keep Debian's default.
+	local KM_APPEND="init_on_alloc=0 ${ND_APPEND:+$ND_APPEND }ZS_GUEST=$script ZS_GUEST_CONF=$conf ZS_STAGE=$ND_WORK/stage ZS_MODS=$ND_WORK/mods-$kver ZS_SRCDIR=$ZS_SRCDIR ZS_BUILDDIR=$ZS_BUILDDIR${ND_ROOT:+ ZS_HOSTFS=1}"
 	local nodes="$mem:$cache"
 	[ "$cache" = none ] && nodes="none:$mem"
 	[ -n "${ZS_QEMU_LOCK:-}" ] && mkdir -p "$(dirname "$ZS_QEMU_LOCK")"
