@@ -315,10 +315,10 @@ EOF
 # complex or none); all CPUs on node 0.
 # The guest's RAM is allocated on the host before the guest boots
 # (prealloc=on here, -mem-prealloc in km_boot): a guest page first touched
-# while the guest runs is a page fault of QEMU's on the host, and a host
-# slow to serve it (a virtual machine whose freed memory its hypervisor
-# takes back) stops the vCPU for as long, which the guest kernel reports
-# as a soft lockup of whatever was zeroing a page at the time.
+# while the guest runs is a page fault of QEMU's on the host, which a host
+# that is itself a virtual machine returning freed memory to its
+# hypervisor may be slow to serve, stopping the vCPU meanwhile. (The soft
+# lockups seen in zeroing went on with it: testbed/node.sh.)
 km_numa() {
 	local i=0 spec mem cache assoc smp=$KM_SMP
 	KM_NUMA_ARGS=(-machine pc,hmat=on)
