@@ -41,11 +41,12 @@ struct zs_quarantine_opts {
 					 * two such compactions of a node */
 };
 
-/* compact_held_permille's default: an eighth of the cache. Held blocks keep
- * their free buddies from merging, so on a node that ages what a sort
- * needs to hold grows cycle after cycle until a compaction merges free
- * memory again (bench/REPORT-cachenode-decay.md). */
-#define ZS_COMPACT_HELD_PERMILLE 125
+/* compact_held_permille's default: a full quarantine only. A lower share
+ * compacts before the quarantine is short, and since a node is compacted
+ * at most once per compact_interval, the compaction is then missing when
+ * a job's start-up churn fills the quarantine: at 125 per mille jobs'
+ * arrays collided again after such churn (bench/REPORT-churn-effect.md). */
+#define ZS_COMPACT_HELD_PERMILLE 1000
 
 /* Where a sort is asked for. Compaction stands in for a missing kernel
  * sorter only where the site lets it (compact_fallback=): it migrates the

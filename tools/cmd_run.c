@@ -363,10 +363,9 @@ struct run_args {
  * (occupied.h): the geometry found once; off after an error, said once.
  * Only for a step of at most 1/OCCUPIED_SHARE of the caches' pages: the
  * quarantine takes the free blocks that would land on its slots, so a
- * larger step would have it hold past what compact_held_permille lets it
- * (an eighth of the cache) and the node compacted, migrating the step's
- * own pages, every compact_interval. Its libraries, heap and stack are
- * far below that. */
+ * larger step would fill it towards its maximum and have the node
+ * compacted, migrating the step's own pages, every compact_interval. Its
+ * libraries, heap and stack are far below that. */
 #define OCCUPIED_SHARE 8
 struct occupancy {
 	bool on;

@@ -105,7 +105,7 @@ summaries_like "$(cat "$work/small/job")" 'step 0' '[1-9][0-9]* sorts? \([1-9][0
 	"the step's summary counts the sorts given the step's slots"
 
 # A step past an eighth of the cache (8 MiB here) gets none: the
-# quarantine would hold past compact_held_permille to keep its next
+# quarantine would fill towards its maximum to keep its next
 # allocation out of the step's slots.
 ok "a job holds 16 MiB with --zonesort=2" hold large 16 --zonesort=2
 : > "$OCC"

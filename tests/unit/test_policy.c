@@ -82,12 +82,12 @@ static void site_policy(void)
 
 	/* The step's slots and the share held before a compaction. */
 	zs_policy_defaults(&p);
-	ok(p.occupied_slots && p.sorter.quarantine.compact_held_permille == 125,
-	   "occupied_slots=yes and compact_held_permille=125 by default");
-	char *occ_words[] = { "occupied_slots=no", "compact_held_permille=1000" };
+	ok(p.occupied_slots && p.sorter.quarantine.compact_held_permille == 1000,
+	   "occupied_slots=yes and compact_held_permille=1000 by default");
+	char *occ_words[] = { "occupied_slots=no", "compact_held_permille=125" };
 
-	ok(!parse(&p, err, 2, occ_words) && !p.occupied_slots && p.sorter.quarantine.compact_held_permille == 1000,
-	   "occupied_slots=no and compact_held_permille=1000 taken");
+	ok(!parse(&p, err, 2, occ_words) && !p.occupied_slots && p.sorter.quarantine.compact_held_permille == 125,
+	   "occupied_slots=no and compact_held_permille=125 taken");
 
 	/* kernel_timeout=: how long each write to the kernel may take. */
 	zs_policy_defaults(&p);

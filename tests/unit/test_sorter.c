@@ -938,9 +938,18 @@ static void full_quarantine(void)
 		   "full, the estimate %s ppm: %s (compact file '%s')", ppm[step],
 		   want ? "compacted" : "not compacted", got);
 	}
-	/* Not full, but holding more than compact_held_permille (125 by
-	 * default) of the cache's pages: a 500 per mille maximum of 16384
-	 * pages is a cache of 32768, an eighth of it 4096 pages. */
+	/* Not full, but holding more than compact_held_permille (125 here)
+	 * of the cache's pages: a 500 per mille maximum of 16384 pages is a
+	 * cache of 32768, an eighth of it 4096 pages. The default (1000)
+	 * compacts a full quarantine only. */
+	{
+		struct zs_policy q;
+
+		zs_sorter_close(s);
+		policy_for(&q, "kernel");
+		ok(zs_policy_set(&q, "compact_held_permille=125", NULL) == 0 && sorter_open(&q, &s, NULL) == 0,
+		   "compact_held_permille=125 taken");
+	}
 	for (int step = 0; step < 3; step++) {
 		static const char *const held[] = { "5000\n", "4096\n", "5000\n" };
 		bool want = step == 0;
@@ -957,8 +966,8 @@ static void full_quarantine(void)
 
 			zs_sorter_close(s);
 			policy_for(&q, "kernel");
-			ok(zs_policy_set(&q, "compact_held_permille=1000", NULL) == 0 && sorter_open(&q, &s, NULL) == 0,
-			   "compact_held_permille=1000: only a full quarantine is compacted");
+			ok(q.sorter.quarantine.compact_held_permille == 1000 && sorter_open(&q, &s, NULL) == 0,
+			   "by default (compact_held_permille=1000) only a full quarantine is compacted");
 		}
 		zs_sorter_sort(s, 0, &t, remember, NULL);
 		read_text("node/node0/compact", got, sizeof(got));
