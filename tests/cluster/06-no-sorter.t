@@ -6,6 +6,7 @@
 # from the real kernel module are tested in the QEMU suite, tests/kmod.)
 # Runs on $ZS_NODES nodes (4N-06-no-sorter.t: four); the interfaces are
 # per node, under each node's own /run.
+# needs: a quiet host (its failing sorter must see a periodic round within a 2.5 s step, and a due round waits for the node's memory to be quiet)
 set -u
 source "$(dirname "$0")/../../testbed/tap.sh"
 source "$(dirname "$0")/../../testbed/env.sh"

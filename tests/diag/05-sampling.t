@@ -6,6 +6,7 @@
 # (without one a node has nothing to sort, and nothing is sampled),
 # and the sorts go to the counting stand-in of the kernel interface
 # (testbed/sortcount.sh) because no real one exists on this machine.
+# needs: a quiet host (its sample follows a periodic sort, which waits for the node's memory to be quiet)
 set -u
 source "$(dirname "$0")/../../testbed/tap.sh"
 source "$(dirname "$0")/../../testbed/env.sh"

@@ -9,6 +9,7 @@
 # users nobody and daemon. The sorts go to the counting stand-in of the
 # kernel interface (testbed/sortcount.sh) and cache_size= assumes a
 # cache: this machine has neither a module nor a memory-side cache.
+# needs: a quiet host (its sampled conflicts follow a periodic sort, which waits for the node's memory to be quiet)
 set -u
 source "$(dirname "$0")/../../testbed/tap.sh"
 source "$(dirname "$0")/../../testbed/env.sh"

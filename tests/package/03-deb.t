@@ -11,6 +11,7 @@
 # Each suite file run against the installed packages gives one result
 # here, with its own counts as a diagnostic; a failure in it fails this
 # test. Takes about 5 minutes (13 with ZS_PKG_SUITES=all).
+# needs: a quiet host (tests/cluster/03-periodic.t among them times the helper's sorts, which wait for the node's memory to be quiet)
 set -u
 source "$(dirname "$0")/../../testbed/tap.sh"
 source "$(dirname "$0")/../../testbed/env.sh"
