@@ -42,10 +42,11 @@ struct zs_quarantine_opts {
 };
 
 /* compact_held_permille's default: a full quarantine only. A lower share
- * compacts before the quarantine is short, and since a node is compacted
- * at most once per compact_interval, the compaction is then missing when
- * a job's start-up churn fills the quarantine: at 125 per mille jobs'
- * arrays collided again after such churn (bench/REPORT-churn-effect.md). */
+ * also compacts before the quarantine is short, at most once per
+ * compact_interval and never in place of a full quarantine's compaction
+ * (refresh_full), which a job's start-up churn may need right after:
+ * when the two shared one interval, at 125 per mille jobs' arrays collided
+ * again after such churn (bench/REPORT-churn-effect.md). */
 #define ZS_COMPACT_HELD_PERMILLE 1000
 
 /* Where a sort is asked for. Compaction stands in for a missing kernel

@@ -955,6 +955,7 @@ static void full_quarantine(void)
 		bool want = step == 0;
 
 		unlink(root_path("state/node0.compacted"));
+		unlink(root_path("state/node0.compacted_held"));
 		full_files("0");
 		write_text("kernel/quarantine/max_permille", "500\n");
 		write_text("kernel/node0/quarantine_held_pages", held[step]);
@@ -978,6 +979,41 @@ static void full_quarantine(void)
 			err_has(last.msg, "quarantine holds 5000 pages, above 4096 (compact_held_permille): given back, node compacted, sorted again",
 				"... and the result says why");
 	}
+	/* compact_held_permille=125 again: a compaction for the held share
+	 * does not hold back a full quarantine's (a start-up churn right
+	 * after it fills the quarantine); one for the held share waits out
+	 * compact_interval after either. */
+	{
+		struct zs_policy q;
+
+		zs_sorter_close(s);
+		policy_for(&q, "kernel");
+		ok(zs_policy_set(&q, "compact_held_permille=125", NULL) == 0 && sorter_open(&q, &s, NULL) == 0,
+		   "compact_held_permille=125 again");
+	}
+	unlink(root_path("state/node0.compacted"));
+	unlink(root_path("state/node0.compacted_held"));
+	for (int step = 0; step < 5; step++) {
+		static const char *const what[] = {
+			"holding 5000 pages: compacted for the held share",
+			"full right after: compacted, the held share's compaction did not count",
+			"holding 5000 right after both: not compacted",
+			"full again at once: not compacted, within the interval",
+			"holding 5000, the held share's stamp gone: not compacted, a full one just before",
+		};
+		static const bool full[] = { false, true, false, true, false };
+		bool want = step < 2;
+
+		if (step == 4)
+			unlink(root_path("state/node0.compacted_held"));
+		full_files(full[step] ? "52000" : "0");
+		write_text("kernel/node0/quarantine_held_pages", "5000\n");
+		zs_sorter_sort(s, 0, &t, remember, NULL);
+		read_text("node/node0/compact", got, sizeof(got));
+		ok(last.outcome == ZS_SORTED && last.compacted == want && !strcmp(got, want ? "1\n" : ""),
+		   "%s (compact file '%s')", what[step], got);
+	}
+	unlink(root_path("state/node0.compacted_held"));
 	unlink(root_path("kernel/quarantine/max_permille"));
 	unlink(root_path("kernel/node0/quarantine_held_pages"));
 	/* The site's quarantine= reaches the module before every sort. */
