@@ -201,14 +201,12 @@ nd_main_test() {
 
 	# What the site installs this for.
 	num_ok "aging left an unsorted half-cache job with >= 10% collisions ($off)" "$off >= 0.10"
-	if [ "${scanned:-0}" -gt 0 ]; then
-		# A full quarantine had the node compacted. Compaction rearranges
-		# free memory in a way that predicts nothing about the slots an
-		# unsorted allocation gets next: the figure is reported only.
-		diag "after the sorts compacted the node ($scanned pages scanned), unsorted: $off2 (before: $off)"
-	else
-		num_ok "... and as much after the sorts, which did not compact the node ($off2)" "$off2 >= 0.10"
-	fi
+	# The unsorted job after the sorted ones is reported only: it takes
+	# what they freed and what the last sort left in order on the lists,
+	# and a compaction (a full quarantine) rearranges free memory too, so
+	# its figure predicts nothing (seen: 47% on 6.1, 2.9% on 7.x with no
+	# compaction). The comparison above is against the job before them.
+	diag "unsorted after the sorts: $off2 (before them: $off; ${scanned:-0} pages scanned by compaction)"
 	num_ok "--zonesort=on beats off by at least 5 points ($on vs $off)" "$on + 0.05 <= $off"
 	nd_probe_detection "$log"
 	num_ok "--zonesort=$period beats off by at least 5 points ($per vs $off)" "$per + 0.05 <= $off"
