@@ -61,16 +61,27 @@ static void remember(void *ctx, const struct zs_node_result *r)
 	last = *r;
 }
 
-static struct zs_sorter *open_sorter(const char *kind)
+/* A sorter of KIND under the test policy and, unless NULL, the plugstack
+ * word KEY; NULL when the word is refused or the open fails. */
+static struct zs_sorter *open_sorter_with(const char *kind, const char *key)
 {
 	struct zs_policy p;
 	struct zs_sorter *s = NULL;
 	char err[ZS_ERRLEN];
 
 	policy_for(&p, kind);
+	if (key && zs_policy_set(&p, key, err)) {
+		printf("# %s refused: %s\n", key, err);
+		return NULL;
+	}
 	if (sorter_open(&p, &s, err))
 		printf("# open failed: %s\n", err);
 	return s;
+}
+
+static struct zs_sorter *open_sorter(const char *kind)
+{
+	return open_sorter_with(kind, NULL);
 }
 
 static void path(char *buf, size_t len, const char *rel)
@@ -942,14 +953,9 @@ static void full_quarantine(void)
 	 * of the cache's pages: a 500 per mille maximum of 16384 pages is a
 	 * cache of 32768, an eighth of it 4096 pages. The default (1000)
 	 * compacts a full quarantine only. */
-	{
-		struct zs_policy q;
-
-		zs_sorter_close(s);
-		policy_for(&q, "kernel");
-		ok(zs_policy_set(&q, "compact_held_permille=125", NULL) == 0 && sorter_open(&q, &s, NULL) == 0,
-		   "compact_held_permille=125 taken");
-	}
+	zs_sorter_close(s);
+	s = open_sorter_with("kernel", "compact_held_permille=125");
+	ok(s != NULL, "compact_held_permille=125 taken");
 	for (int step = 0; step < 3; step++) {
 		static const char *const held[] = { "5000\n", "4096\n", "5000\n" };
 		bool want = step == 0;
@@ -983,14 +989,9 @@ static void full_quarantine(void)
 	 * does not hold back a full quarantine's (a start-up churn right
 	 * after it fills the quarantine); one for the held share waits out
 	 * compact_interval after either. */
-	{
-		struct zs_policy q;
-
-		zs_sorter_close(s);
-		policy_for(&q, "kernel");
-		ok(zs_policy_set(&q, "compact_held_permille=125", NULL) == 0 && sorter_open(&q, &s, NULL) == 0,
-		   "compact_held_permille=125 again");
-	}
+	zs_sorter_close(s);
+	s = open_sorter_with("kernel", "compact_held_permille=125");
+	ok(s != NULL, "compact_held_permille=125 again");
 	unlink(root_path("state/node0.compacted"));
 	unlink(root_path("state/node0.compacted_held"));
 	for (int step = 0; step < 5; step++) {
