@@ -40,12 +40,12 @@ wait "$pid"
 
 # Within the bound the sampler still measures a step of 256 MiB.
 ok "alloc-touch builds" build_alloc "$work"
-"$ALLOC" 256 for=6 > /dev/null 2>&1 &
-holder=$!
-sleep 1
+# The holder must have touched its pages before the first sample: on a busy
+# host that takes longer than any fixed pause.
+ok "a holder touches 256 MiB" start_alloc 256 for=60
 out=$("$ZS_ZONESORT" run --every 1 --count 2 --sample "$$" "${policy[@]}" 2>&1)
-kill "$holder" 2>/dev/null
-wait "$holder" 2>/dev/null
+kill "$ALLOC_PID" 2>/dev/null
+wait "$ALLOC_PID" 2>/dev/null
 like "$out" "conflicts fraction=[0-9.]+ random=[0-9.]+ pages=[0-9]+ samples=[12]" "the sampler measures within the bound"
 pages=$(sed -n 's/.*conflicts .* pages=\([0-9]*\).*/\1/p' <<< "$out" | tail -1)
 num_ok "of at least the 256 MiB held ($pages pages)" "${pages:-0} >= 65536"
