@@ -321,6 +321,8 @@ gn_long_round() {
 	_gn_wait "${ZS_ROUND_LIMIT_S:-300}" _gn_result_or_gone "$GN_LONG/res.$k" "$GN_LONG_PID"
 	if [ ! -e "$GN_LONG/res.$k" ]; then
 		M "long_$k=no-result"
+		# What the job said about it, into the guest log.
+		sed "s/^/# /" "$GN_LONG/err" 2> /dev/null | tail -n 5
 		return 1
 	fi
 	job=$(gn_jobid nj-long)

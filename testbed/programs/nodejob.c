@@ -365,11 +365,20 @@ static void measure(const char *dir, unsigned long long round, char *buf, size_t
 		die("/proc/self/pagemap, maps or exe");
 	exe[exe_len] = 0;
 	mine.n = all.n = 0;
-	read_range(pagemap, (uintptr_t)buf, (uintptr_t)buf + bytes, &mine, 0);
-	if (mine.n != bytes / page_size) {
-		fprintf(stderr, "nodejob: %zu of %zu pages show a frame (not root?)\n", mine.n,
-			bytes / page_size);
-		exit(3);
+	/* A page that compaction is migrating reads as a migration entry, not
+	 * a frame, until the move ends: read the buffer again, for at most
+	 * a second, before calling a missing frame an error. */
+	for (int tries = 0;; tries++) {
+		read_range(pagemap, (uintptr_t)buf, (uintptr_t)buf + bytes, &mine, 0);
+		if (mine.n == bytes / page_size)
+			break;
+		if (tries == 50) {
+			fprintf(stderr, "nodejob: %zu of %zu pages show a frame after %d reads (not root?)\n",
+				mine.n, bytes / page_size, tries + 1);
+			exit(3);
+		}
+		mine.n = 0;
+		usleep(20000);
 	}
 	keep_pfns(dir, round);
 	while (fgets(line, sizeof(line), maps)) {
