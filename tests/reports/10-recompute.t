@@ -95,6 +95,23 @@ is "$?" 0 "the pooled decay table is made"
 like "$out" "\| 6.1.0-1 \| \`--zonesort=10\` \| 2 \| abc \| 1, 2 \| 5 of 6 \| 58.18% \| 2 of 3 \| 0.10% \| 4.00% \| 3000 of 4096 \|" \
 	"... pooling the aged cycles of both runs, with the weakest run and the held median"
 
+# A huge-page buffer against random huge-page placement: a 12M cache gives
+# a buffer of 1536 base pages, three huge pages over six ranges. Two or
+# more share a range unless all three land apart: 1 - 6*5*4/6^3 = 44.44%;
+# a given one shares with another with chance 1 - (5/6)^2 = 30.56%. Only
+# the round above 2% wholly in huge pages is a row.
+{
+	echo '{"run":{"command":"c","commit":"abc","kernel":"6.12.0-1","cache":"12M","period":10,"thp":"always"}}'
+	echo '{"mode":"periodic","cycle":1,"fraction":0.666667,"fraction_all":0.6,"huge_pages":1536}'
+	echo '{"mode":"periodic","cycle":2,"fraction":0.01,"fraction_all":0.01,"huge_pages":1536}'
+	echo '{"mode":"periodic","cycle":3,"fraction":0.5,"fraction_all":0.5,"huge_pages":1024}'
+} > "$work/huge.jsonl"
+out=$("$rr" --table decay-huge-chance "$work/huge.jsonl" 2>&1)
+is "$?" 0 "the huge-page chance table is made"
+like "$out" "\| 1 \| 66.67% \| 2 of 3 \| 6 \| 30.56% \| 44.44% \|" \
+	"... with the exact chance of random huge-page placement"
+is "$(grep -c '^| 6.12' <<< "$out")" 1 "... and no row for a round at 2% or one partly in base pages"
+
 # Command-line mistakes are named, with what is accepted.
 out=$("$rr" --bogus 2>&1)
 is "$?" 2 "an unknown option is an error"
