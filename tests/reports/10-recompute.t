@@ -95,6 +95,28 @@ is "$?" 0 "the pooled decay table is made"
 like "$out" "\| 6.1.0-1 \| \`--zonesort=10\` \| 2 \| abc \| 1, 2 \| 5 of 6 \| 58.18% \| 2 of 3 \| 0.10% \| 4.00% \| 3000 of 4096 \|" \
 	"... pooling the aged cycles of both runs, with the weakest run and the held median"
 
+# Rounds by where they stand to the sorter's compactions: it compacted in
+# cycle 2 (compact_scanned above 0; cycle 0 is left out even though it
+# compacted too); cycles 3-7 are the five after it, 1 and 8 the others.
+# Above 2%: cycles 2, 4 and 8; short of room: cycle 3 and cycle 1. Held:
+# 100 x the cycle, so the round after the compaction holds 300 and the
+# lower median of cycles 1-8 is 400.
+{
+	echo '{"run":{"command":"c","commit":"abc","kernel":"6.1.0-1","cache":"128M","period":10}}'
+	echo '{"mode":"periodic","cycle":0,"fraction":0.5,"held_pages":0,"compact_scanned":9}'
+	for c in 1 2 3 4 5 6 7 8; do
+		f=0.001 short=0 scanned=0
+		case $c in 2 | 4 | 8) f=0.05 ;; esac
+		case $c in 1 | 3) short=512 ;; esac
+		[ "$c" = 2 ] && scanned=70000
+		echo "{\"mode\":\"periodic\",\"cycle\":$c,\"fraction\":$f,\"held_pages\":$((c * 100)),\"short_pages\":$short,\"compact_scanned\":$scanned}"
+	done
+} > "$work/compaction.jsonl"
+out=$("$rr" --table decay-compaction "$work/compaction.jsonl" 2>&1)
+is "$?" 0 "the decay table by compaction is made"
+like "$out" "\| 1: 1 above 2%, 0 short of room \| 5: 1 above 2%, 1 short of room \| 2: 1 above 2%, 1 short of room \| 300 \| 400 \|" \
+	"... splitting the aged rounds at the sorter's compaction and the five rounds after it"
+
 # A huge-page buffer against random huge-page placement: a 12M cache gives
 # a buffer of 1536 base pages, three huge pages over six ranges. Two or
 # more share a range unless all three land apart: 1 - 6*5*4/6^3 = 44.44%;
