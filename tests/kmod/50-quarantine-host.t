@@ -49,6 +49,7 @@ for keep in 2 5; do
 	done | wc -l)
 	is "$over" 0 "$tag: the quarantine holds at most $limit pages on every seed (mean $(km_field "$mean" quar_held))"
 	diag "$tag: goal 2%: quarantine then sort $quar; compaction then sort $(km_field "$mean" 4k_compact_sort) (ideal compaction)"
+	diag "$tag: one more aging round, then the quarantine: it takes $(km_field "$mean" compact_age1_quar_held) pages ($(km_field "$mean" compact_age1_quar_held_huge) in blocks of 512 or more) after a compaction, $(km_field "$mean" age1_quar_held) ($(km_field "$mean" age1_quar_held_huge)) after none"
 
 	# Transparent huge pages take the lists of order 9 and up first. One
 	# load through all orders (sortflat, the policy before it knew) makes

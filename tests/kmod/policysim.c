@@ -393,6 +393,11 @@ static double bound(const struct buddy *b, uint64_t slots, unsigned ways, uint64
  *   compact_*     Linux's compaction of the node first (migration scanner
  *                 from the bottom, free scanner from the top, kept pages
  *                 moved up until they meet), then sortflat, sort or quar
+ *   age1_quar, compact_age1_quar
+ *                 one more round of aging (the same random sequence for
+ *                 both) after nothing or after a compaction, then quar:
+ *                 what the quarantine needs in the round after a
+ *                 compaction, against the round after none
  * The collision count is the simulator's own (pages of the allocation
  * whose slot holds more than one of them); it shares no code with the
  * module.
@@ -403,17 +408,20 @@ struct r_remedy {
 	const char *name;
 	bool compact, shuffle, sort, quarantine;
 	enum r_huge huge;
+	bool age_after;		/* one more aging round before the sort */
 };
 static const struct r_remedy r_remedies[] = {
-	{ "none", false, false, false, false, R_FLAT },
-	{ "shuffle", false, true, false, false, R_FLAT },
-	{ "sortflat", false, false, true, false, R_FLAT },
-	{ "sortreset", false, false, true, false, R_RESET },
-	{ "sort", false, false, true, false, R_HUGE },
-	{ "quar", false, false, true, true, R_HUGE },
-	{ "compact_sortflat", true, false, true, false, R_FLAT },
-	{ "compact_sort", true, false, true, false, R_HUGE },
-	{ "compact_quar", true, false, true, true, R_HUGE },
+	{ "none", false, false, false, false, R_FLAT, false },
+	{ "shuffle", false, true, false, false, R_FLAT, false },
+	{ "sortflat", false, false, true, false, R_FLAT, false },
+	{ "sortreset", false, false, true, false, R_RESET, false },
+	{ "sort", false, false, true, false, R_HUGE, false },
+	{ "quar", false, false, true, true, R_HUGE, false },
+	{ "compact_sortflat", true, false, true, false, R_FLAT, false },
+	{ "compact_sort", true, false, true, false, R_HUGE, false },
+	{ "compact_quar", true, false, true, true, R_HUGE, false },
+	{ "age1_quar", false, false, true, true, R_HUGE, true },
+	{ "compact_age1_quar", true, false, true, true, R_HUGE, true },
 };
 #define R_NREM (sizeof(r_remedies) / sizeof(r_remedies[0]))
 
@@ -476,6 +484,34 @@ static void r_free_page(struct rnode *n, unsigned long pfn)
 	b_free(&n->b, pfn);
 }
 
+static long r_alloc_order(struct buddy *b, int order);
+
+/* One round of aging: age pages allocated one by one, freed in random
+ * order but keep per mille of them (pages: age entries of scratch).
+ * Returns the pages kept. */
+static unsigned long r_age(struct rnode *n, unsigned long *pages, unsigned long age, unsigned keep)
+{
+	unsigned long got = 0, kept = 0;
+
+	for (; got < age; got++) {
+		long p = r_alloc_order(&n->b, 0);
+
+		if (p < 0)
+			break;
+		pages[got] = (unsigned long)p;
+		n->used[p] = 1;
+	}
+	r_shuffle_pages(pages, got);
+	for (unsigned long i = 0; i < got; i++) {
+		if (rnd() % 1000 < keep) {
+			kept++;
+			continue;
+		}
+		r_free_page(n, pages[i]);
+	}
+	return kept;
+}
+
 /* Linux's compaction of a whole zone (compact_node, order -1): the
  * migration scanner walks pageblocks upwards moving every movable page
  * to free pages that the free scanner isolates pageblock by pageblock
@@ -524,7 +560,7 @@ out:
  * quarantine policy picks (as the module's hook does). Returns the pages
  * taken. */
 static uint64_t r_sort(struct rnode *n, struct zsp_state *st, struct zsq_pick *q, uint64_t *v,
-		       uint64_t *tmp, enum r_huge huge)
+		       uint64_t *tmp, enum r_huge huge, uint64_t *taken_huge)
 {
 	zsp_reset(st);
 	if (q)
@@ -547,6 +583,8 @@ static uint64_t r_sort(struct rnode *n, struct zsp_state *st, struct zsq_pick *q
 					     (unsigned)o, tmp, &none);
 			for (size_t i = kept; i < cnt; i++)
 				r_take_block(n, (unsigned long)v[i], 3);
+			if (o >= 9)
+				*taken_huge += (uint64_t)(cnt - kept) << o;
 		}
 		zsp_order_blocks(st, v, kept, (unsigned)o, tmp);
 		list_set(&n->b, o, v, kept);
@@ -635,7 +673,7 @@ static int remedy_main(int argc, char **argv)
 	unsigned long *pages = xcalloc(age, sizeof(*pages));
 	struct zsp_geom geom;
 	struct zsp_state st;
-	double sum[3][R_NREM] = { { 0 } }, held[R_NREM] = { 0 };
+	double sum[3][R_NREM] = { { 0 } }, held[R_NREM] = { 0 }, held_huge[R_NREM] = { 0 };
 	static const char *alloc_name[3] = { "4k", "thp", "4kfull" };
 
 	if (zsp_geom_init(&geom, slots, 1) || age > npages) {
@@ -652,26 +690,8 @@ static int remedy_main(int argc, char **argv)
 
 		rs = 0x9E3779B97F4A7C15ULL * (seed + 1);
 		r_boot(&aged);
-		for (int r = 0; r < rounds; r++) {
-			unsigned long got = 0;
-
-			for (; got < age; got++) {
-				long p = r_alloc_order(&aged.b, 0);
-
-				if (p < 0)
-					break;
-				pages[got] = (unsigned long)p;
-				aged.used[p] = 1;
-			}
-			r_shuffle_pages(pages, got);
-			for (unsigned long i = 0; i < got; i++) {
-				if (rnd() % 1000 < keep) {
-					kept++;
-					continue;
-				}
-				r_free_page(&aged, pages[i]);
-			}
-		}
+		for (int r = 0; r < rounds; r++)
+			kept += r_age(&aged, pages, age, keep);
 		printf("seed=%lu kept=%lu", seed, kept);
 		for (int a = 0; a < 3; a++) {
 			int thp = a == 1;
@@ -679,24 +699,34 @@ static int remedy_main(int argc, char **argv)
 			for (size_t m = 0; m < R_NREM; m++) {
 				const struct r_remedy *rem = &r_remedies[m];
 				struct zsq_pick q;
-				uint64_t taken = 0;
+				uint64_t taken = 0, taken_huge = 0, saved = rs;
 				double f;
 
 				r_copy(&work, &aged);
 				if (rem->compact)
 					r_compact(&work);
+				if (rem->age_after) {
+					rs = 0x9E3779B97F4A7C15ULL * (seed + 2);
+					r_age(&work, pages, age, keep);
+					rs = saved;
+				}
 				if (rem->shuffle)
 					r_shuffle(&work, v);
 				zsq_pick_init(&q, &geom, slots / 2, budget);
 				if (rem->sort)
-					taken = r_sort(&work, &st, rem->quarantine ? &q : NULL, v, tmp, rem->huge);
+					taken = r_sort(&work, &st, rem->quarantine ? &q : NULL, v, tmp, rem->huge,
+						       &taken_huge);
 				f = r_measure(&work.b, slots, a == 2 ? slots : slots / 2, thp, count);
 				sum[a][m] += f;
-				if (!a)
+				if (!a) {
 					held[m] += (double)taken;
+					held_huge[m] += (double)taken_huge;
+				}
 				printf(" %s_%s=%.6f", alloc_name[a], rem->name, f);
 				if (!a && rem->quarantine)
-					printf(" %s_held=%llu", rem->name, (unsigned long long)taken);
+					printf(" %s_held=%llu %s_held_huge=%llu %s_short=%llu", rem->name,
+					       (unsigned long long)taken, rem->name, (unsigned long long)taken_huge,
+					       rem->name, (unsigned long long)q.short_pages);
 			}
 		}
 		printf("\n");
@@ -707,7 +737,8 @@ static int remedy_main(int argc, char **argv)
 			printf(" %s_%s=%.6f", alloc_name[a], r_remedies[m].name, sum[a][m] / nseeds);
 	for (size_t m = 0; m < R_NREM; m++)
 		if (r_remedies[m].quarantine)
-			printf(" %s_held=%.0f", r_remedies[m].name, held[m] / nseeds);
+			printf(" %s_held=%.0f %s_held_huge=%.0f", r_remedies[m].name, held[m] / nseeds,
+			       r_remedies[m].name, held_huge[m] / nseeds);
 	printf("\n");
 	free(pages);
 	return 0;
