@@ -94,6 +94,13 @@ out=$("$rr" --table decay-pooled "$work/decay-1.jsonl" "$work/decay-2.jsonl" 2>&
 is "$?" 0 "the pooled decay table is made"
 like "$out" "\| 6.1.0-1 \| \`--zonesort=10\` \| 2 \| abc \| 1, 2 \| 5 of 6 \| 58.18% \| 2 of 3 \| 0.10% \| 4.00% \| 3000 of 4096 \|" \
 	"... pooling the aged cycles of both runs, with the weakest run and the held median"
+# Runs of one series on two point releases pool into one row naming both.
+for k in 1 2; do
+	sed "s/\"kernel\":\"6.1.0-1\"/\"kernel\":\"6.12.$k\",\"series\":\"6.12\"/" "$work/decay-$k.jsonl" > "$work/point-$k.jsonl"
+done
+out=$("$rr" --table decay-pooled "$work/point-1.jsonl" "$work/point-2.jsonl" 2>&1)
+like "$out" "\| 6.12.1; 6.12.2 \| \`--zonesort=10\` \| 2 \| abc \| 1, 2 \| 5 of 6 \|" \
+	"... and runs of one series on two point releases into one row naming both"
 
 # Rounds by where they stand to the sorter's compactions: it compacted in
 # cycle 2 (compact_scanned above 0; cycle 0 is left out even though it
