@@ -307,6 +307,8 @@ static size_t zsq_take_batch(struct zsq_sort *qs, struct zone *zone, unsigned in
 			b->zone = zone_idx(zone);
 			if (zsq_hold_taken(qs, qn, b, got[i])) {
 				qs->f.taken += 1UL << order;
+				if (order >= pageblock_order)
+					qs->f.taken_huge += 1UL << order;
 				if (qs->settling)
 					qs->f.settle_taken += 1UL << order;
 			}

@@ -22,6 +22,7 @@
 struct zsq_figures {
 	int nid;
 	unsigned long taken, kept, given_back;
+	unsigned long taken_huge;	/* of taken: blocks of pageblock order and up */
 	unsigned long failed;		/* blocks reserved but not taken */
 	unsigned long settle_taken;	/* of taken: by the walk after a give-back */
 	unsigned long room_short;	/* not taken for lack of room */

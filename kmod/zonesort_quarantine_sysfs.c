@@ -163,6 +163,7 @@ static ssize_t stats_show(struct kobject *k, struct kobj_attribute *a, char *buf
 			  "not_taken_no_room=%lld\n"
 			  "last_node=%d\n"
 			  "last_taken_pages=%lu\n"
+			  "last_taken_huge_pages=%lu\n"
 			  "last_kept_pages=%lu\n"
 			  "last_given_back_pages=%lu\n"
 			  "last_take_failed=%lu\n"
@@ -174,7 +175,7 @@ static ssize_t stats_show(struct kobject *k, struct kobj_attribute *a, char *buf
 			  atomic64_read(&zsq_stats.taken), atomic64_read(&zsq_stats.released),
 			  atomic64_read(&zsq_stats.shrunk), atomic64_read(&zsq_stats.isolated),
 			  atomic64_read(&zsq_stats.offlined), atomic64_read(&zsq_stats.gone),
-			  atomic64_read(&zsq_stats.no_room), f.nid, f.taken, f.kept, f.given_back,
+			  atomic64_read(&zsq_stats.no_room), f.nid, f.taken, f.taken_huge, f.kept, f.given_back,
 			  f.failed, f.short_pages + f.room_short, f.settle_taken, f.strays,
 			  f.allcpu_ops, f.ns);
 }

@@ -136,7 +136,7 @@ while [ $i -lt "$ROUNDS" ]; do
 	qtk=$(huge)
 	qth=$(qget last_taken_pages)
 	M r${i}_quar_4k=$q4 r${i}_quar_thp=$qt r${i}_quar_thp_huge=$qtk r${i}_quar_est_ppm=$qest \
-		r${i}_quar_thp_taken_pages=$qth
+		r${i}_quar_thp_taken_pages=$qth r${i}_quar_thp_taken_huge_pages=$(qget last_taken_huge_pages)
 
 	put $Q/release 1
 	put $P/quarantine N
@@ -148,13 +148,13 @@ while [ $i -lt "$ROUNDS" ]; do
 	ctk=$(huge)
 	put $P/quarantine Y
 	cq4=$(meas 4k sort) || exit 1
-	cqh=$(qget last_taken_pages)
+	cqh=$(qget last_taken_pages) cqhh=$(qget last_taken_huge_pages)
 	cqest=$(est)
 	cqt=$(meas thp sort) || exit 1
 	cqtk=$(huge)
 	M r${i}_compact_4k=$c4 r${i}_compact_thp=$ct r${i}_compact_thp_huge=$ctk r${i}_compact_est_ppm=$cest
 	M r${i}_compactquar_4k=$cq4 r${i}_compactquar_thp=$cqt r${i}_compactquar_thp_huge=$cqtk \
-		r${i}_compactquar_taken_pages=$cqh r${i}_compactquar_est_ppm=$cqest
+		r${i}_compactquar_taken_pages=$cqh r${i}_compactquar_taken_huge_pages=$cqhh r${i}_compactquar_est_ppm=$cqest
 	put $Q/release 1
 	kill "$holder" || fail "kill holder $holder"
 	wait "$holder"

@@ -229,8 +229,8 @@ _gn_quarantine() {
 		$1 == "last_taken_pages" { t = $2 } $1 == "last_take_failed" { f = $2 }
 		$1 == "not_taken_no_room" { nr = $2 } $1 == "last_short_pages" { sh = $2 }
 		$1 == "last_given_back_pages" { g = $2 } $1 == "last_settle_taken_pages" { st = $2 }
-		$1 == "last_allcpu_ops" { ac = $2 }
-		END { printf "quar_last_taken=%s quar_last_failed=%s quar_not_taken_no_room=%s quar_short=%s quar_given_back=%s quar_settle_taken=%s quar_allcpu=%s", t, f, nr, sh, g, st, ac }' $q/stats
+		$1 == "last_allcpu_ops" { ac = $2 } $1 == "last_taken_huge_pages" { th = $2 }
+		END { printf "quar_last_taken=%s quar_last_taken_huge=%s quar_last_failed=%s quar_not_taken_no_room=%s quar_short=%s quar_given_back=%s quar_settle_taken=%s quar_allcpu=%s", t, th, f, nr, sh, g, st, ac }' $q/stats
 }
 
 # _gn_vm: the node's page frees, reclaimed pages, pages isolated for

@@ -63,6 +63,14 @@ remedy_test() {
 	num_ok "$series: huge-page allocation with the quarantine no worse than sort alone ($qt <= $st)" "$qt <= $st"
 	num_ok "$series: ... which got huge pages ($(g r1_sort_thp_huge), $(g r1_quar_thp_huge))" \
 		"$(g r1_sort_thp_huge) >= 0.95 && $(g r1_quar_thp_huge) >= 0.95"
+	# Pages taken in blocks of pageblock order (9 on x86) and up: a part of
+	# what was taken, in whole 512-page blocks.
+	local th ta
+	th=$(g r1_quar_thp_taken_huge_pages) ta=$(g r1_quar_thp_taken_pages)
+	num_ok "$series: last_taken_huge_pages after the huge-page sort ($th of $ta) is whole 512-page blocks of what was taken" \
+		"$th % 512 == 0 && $th <= $ta"
+	th=$(g r1_compactquar_taken_huge_pages) ta=$(g r1_compactquar_taken_pages)
+	num_ok "$series: ... and after compaction ($th of $ta)" "$th % 512 == 0 && $th <= $ta"
 	num_ok "$series: the module's estimate after the quarantine matches the measurement within 1 point ($(g r1_quar_est_ppm) ppm vs $q4)" \
 		"($(g r1_quar_est_ppm) / 1e6 - $q4) < 0.01 && ($q4 - $(g r1_quar_est_ppm) / 1e6) < 0.01"
 
