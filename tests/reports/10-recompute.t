@@ -107,7 +107,8 @@ like "$out" "\| 6.12.1; 6.12.2 \| \`--zonesort=10\` \| 2 \| abc \| 1, 2 \| 5 of 
 # compacted too); cycles 3-7 are the five after it, 1 and 8 the others.
 # Above 2%: cycles 2, 4 and 8; short of room: cycle 3 and cycle 1. Held:
 # 100 x the cycle, so the round after the compaction holds 300 and the
-# lower median of cycles 1-8 is 400.
+# lower median of cycles 1-8 is 400. Only cycle 3 took huge blocks (4096
+# pages): the round after holds that, the median of all is 0.
 {
 	echo '{"run":{"command":"c","commit":"abc","kernel":"6.1.0-1","cache":"128M","period":10}}'
 	echo '{"mode":"periodic","cycle":0,"fraction":0.5,"held_pages":0,"compact_scanned":9}'
@@ -116,12 +117,12 @@ like "$out" "\| 6.12.1; 6.12.2 \| \`--zonesort=10\` \| 2 \| abc \| 1, 2 \| 5 of 
 		case $c in 2 | 4 | 8) f=0.05 ;; esac
 		case $c in 1 | 3) short=512 ;; esac
 		[ "$c" = 2 ] && scanned=70000
-		echo "{\"mode\":\"periodic\",\"cycle\":$c,\"fraction\":$f,\"held_pages\":$((c * 100)),\"short_pages\":$short,\"compact_scanned\":$scanned}"
+		echo "{\"mode\":\"periodic\",\"cycle\":$c,\"fraction\":$f,\"held_pages\":$((c * 100)),\"short_pages\":$short,\"compact_scanned\":$scanned,\"taken_huge_pages\":$(( c == 3 ? 4096 : 0 ))}"
 	done
 } > "$work/compaction.jsonl"
 out=$("$rr" --table decay-compaction "$work/compaction.jsonl" 2>&1)
 is "$?" 0 "the decay table by compaction is made"
-like "$out" "\| 1: 1 above 2%, 0 short of room \| 5: 1 above 2%, 1 short of room \| 2: 1 above 2%, 1 short of room \| 300 \| 400 \|" \
+like "$out" "\| 1: 1 above 2%, 0 short of room \| 5: 1 above 2%, 1 short of room \| 2: 1 above 2%, 1 short of room \| 300 \| 400 \| 4096 / 0 \|" \
 	"... splitting the aged rounds at the sorter's compaction and the five rounds after it"
 
 # A huge-page buffer against random huge-page placement: a 12M cache gives
