@@ -66,6 +66,7 @@ extern struct zsq_node *zsq_nodes;	/* nr_node_ids entries */
 /* What the quarantine did since load, in pages unless said. */
 struct zsq_counters {
 	atomic64_t taken, released, shrunk, isolated, offlined;
+	atomic64_t taken_huge;	/* of taken: blocks of pageblock order and up */
 	/* blocks not taken: gone from the lists before the allocator got
 	 * there, or no room under the node's maximum */
 	atomic64_t gone, no_room;

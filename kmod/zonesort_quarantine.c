@@ -236,6 +236,8 @@ static bool zsq_hold_taken(struct zsq_sort *qs, struct zsq_node *qn, struct zsq_
 	}
 	zsq_account(qs->nid, pages);
 	atomic64_add(pages, &zsq_stats.taken);
+	if (b->order >= pageblock_order)
+		atomic64_add(pages, &zsq_stats.taken_huge);
 	zs_test_at(ZS_TP_TAKEN, b->pfn);
 	spin_lock(&qn->lock);
 	back = b->release_wanted || zs_pageblock_mt(b->pfn) == MIGRATE_ISOLATE;

@@ -155,6 +155,7 @@ static ssize_t stats_show(struct kobject *k, struct kobj_attribute *a, char *buf
 
 	return sysfs_emit(buf,
 			  "taken_pages_total=%lld\n"
+			  "taken_huge_pages_total=%lld\n"
 			  "released_pages_total=%lld\n"
 			  "released_by_pressure_pages=%lld\n"
 			  "released_by_isolation_pages=%lld\n"
@@ -172,7 +173,8 @@ static ssize_t stats_show(struct kobject *k, struct kobj_attribute *a, char *buf
 			  "last_stray_pages=%lu\n"
 			  "last_allcpu_ops=%lu\n"
 			  "last_take_ns=%lld\n",
-			  atomic64_read(&zsq_stats.taken), atomic64_read(&zsq_stats.released),
+			  atomic64_read(&zsq_stats.taken), atomic64_read(&zsq_stats.taken_huge),
+			  atomic64_read(&zsq_stats.released),
 			  atomic64_read(&zsq_stats.shrunk), atomic64_read(&zsq_stats.isolated),
 			  atomic64_read(&zsq_stats.offlined), atomic64_read(&zsq_stats.gone),
 			  atomic64_read(&zsq_stats.no_room), f.nid, f.taken, f.taken_huge, f.kept, f.given_back,

@@ -66,7 +66,7 @@ for c in $(seq 0 "$ZS_CYCLES"); do
 	echo "$m"
 	[ $rc -eq 0 ] || { M "step_measure_$c=$rc"; failed=1; break; }
 	line=$(grep '^ZSTEST \(job\|long\)_[^ ]*=ok ' <<< "$m" | head -1)
-	printf 'ZSDECAY {"mode":"%s","cycle":%d,"t":%d,"fraction":%s,"fraction_all":%s,"pages_all":%s,"tool":%s,"tool_pages":%s,"random":%s,"module_estimate":%s,"module_floor":%s,"sorts_during":%s,"free_at_go":%s,"freed_during":%s,"reclaimed_during":%s,"compacted_during":%s,"released_during":%s,"sort_ms":%s,"compact_scanned":%s,"held_pages":%s,"peak_pages":%s,"max_pages":%s,"short_pages":%s,"taken_pages":%s,"taken_huge_pages":%s,"huge_pages":%s,"delay_ms":%s,"occupied_slots":%s,"kinds":%s}\n' \
+	printf 'ZSDECAY {"mode":"%s","cycle":%d,"t":%d,"fraction":%s,"fraction_all":%s,"pages_all":%s,"tool":%s,"tool_pages":%s,"random":%s,"module_estimate":%s,"module_floor":%s,"sorts_during":%s,"free_at_go":%s,"freed_during":%s,"reclaimed_during":%s,"compacted_during":%s,"released_during":%s,"sort_ms":%s,"compact_scanned":%s,"held_pages":%s,"peak_pages":%s,"max_pages":%s,"short_pages":%s,"taken_pages":%s,"taken_huge_pages":%s,"taken_total_at_go":%s,"taken_huge_total_at_go":%s,"huge_pages":%s,"delay_ms":%s,"occupied_slots":%s,"kinds":%s}\n' \
 		"$ZS_MODE" "$c" $((SECONDS - start)) "$(_num "$(_field "$line" reader)")" \
 		"$(_num "$(_field "$line" reader_all)")" "$(_num "$(_field "$line" reader_all_pages)")" \
 		"$(_num "$(_field "$line" tool)")" "$(_num "$(_field "$line" tool_pages)")" \
@@ -79,7 +79,8 @@ for c in $(seq 0 "$ZS_CYCLES"); do
 		"$(_num "$(_field "$line" quar_held)")" "$(_num "$(_field "$line" quar_peak)")" \
 		"$(_num "$(_field "$line" quar_max)")" \
 		"$(_num "$(_field "$line" quar_short)")" "$(_num "$(_field "$line" quar_last_taken)")" \
-		"$(_num "$(_field "$line" quar_last_taken_huge)")" "$(_num "$(_field "$line" huge_pages)")" \
+		"$(_num "$(_field "$line" quar_last_taken_huge)")" "$(_num "$(_field "$line" quar_taken_at_go)")" \
+		"$(_num "$(_field "$line" quar_taken_huge_at_go)")" "$(_num "$(_field "$line" huge_pages)")" \
 		"$(_num "$(_field "$line" delay_ms)")" "$(_num "$(_field "$line" module_occupied_slots)")" \
 		"$(_num "$(_field "$line" kinds)")"
 	[ $((SECONDS - start)) -ge "$ZS_WALL_S" ] && break

@@ -234,13 +234,17 @@ _gn_quarantine() {
 }
 
 # _gn_vm: the node's page frees, reclaimed pages, pages isolated for
-# compaction and pages the quarantine gave back so far, and its free
-# pages now: "pgfree pgsteal compact_isolated released memfree_pages".
+# compaction and pages the quarantine gave back so far, its free pages
+# now, and what the quarantine took so far, all of it and in blocks of
+# pageblock order and up: "pgfree pgsteal compact_isolated released
+# memfree_pages taken taken_huge".
 _gn_vm() {
 	awk '$1 == "pgfree" { f = $2 } $1 ~ /^pgsteal_/ { s += $2 } $1 == "compact_isolated" { c = $2 }
 		/^released_pages_total=/ { sub(/.*=/, ""); r = $0 }
+		/^taken_pages_total=/ { sub(/.*=/, ""); t = $0 }
+		/^taken_huge_pages_total=/ { sub(/.*=/, ""); th = $0 }
 		$1 == "MemFree:" { m = $2 / 4 }
-		END { printf "%d %d %d %d %d\n", f, s, c, r, m }' /proc/vmstat /proc/meminfo \
+		END { printf "%d %d %d %d %d %d %d\n", f, s, c, r, m, t, th }' /proc/vmstat /proc/meminfo \
 		$(ls /sys/kernel/zone_sort_free_pages/quarantine/stats 2> /dev/null)
 }
 
@@ -340,6 +344,7 @@ gn_long_round() {
 		"free_at_go=${vm0[4]} freed_during=$((vm1[0] - vm0[0])) reclaimed_during=$((vm1[1] - vm0[1]))" \
 		"compacted_during=$((vm1[2] - vm0[2])) released_during=$((vm1[3] - vm0[3]))" \
 		"compact_scanned=$(($(_gn_compact_scanned) - c0)) compacted_stamp_ns=$(_gn_stamp compacted)" \
+		"quar_taken_at_go=${vm0[5]} quar_taken_huge_at_go=${vm0[6]}" \
 		"$(_gn_module_estimate)"
 }
 
